@@ -1,0 +1,97 @@
+"""mm_framework: multimodal preprocessing for LLM inference serving.
+
+Families are plugins (entry-point group ``mm_framework``); plugin authors write
+``from mm_framework import hookimpl``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from . import plugins as _plugins
+from .carriers import (
+    Capabilities,
+    DecodedImage,
+    DecodeOptions,
+    Grid,
+    MmInput,
+    MRope,
+    Output,
+    OutputItem,
+    ProcessedItem,
+    Rope1D,
+    Tensor,
+    Tiles,
+)
+from .errors import (
+    FetchError,
+    InternalError,
+    InvalidInputError,
+    LayoutError,
+    LimitExceededError,
+    MediaError,
+    MmError,
+    SpecError,
+    UnsupportedError,
+)
+from .fetch import FetchPolicy
+from .hookspecs import hookimpl
+from .layout import Explicit, ExpandedPrompt, Media, Repeat, Text, TokenLayout, apply_layout, layout_by_placeholder
+from .limits import Limits
+from .pipeline import Pipeline, pipeline_from_spec
+from .positions import mrope_image_only
+
+__version__ = "0.1.0"
+
+
+def list_families() -> list[dict[str, str]]:
+    """Installed families: name, providing distribution and its version."""
+    return [
+        {"name": f.name, "distribution": f.distribution, "version": f.version, "plugin": f.plugin}
+        for f in sorted(_plugins.families().values(), key=lambda f: f.name)
+    ]
+
+
+def list_presets() -> dict[str, dict[str, Any]]:
+    return _plugins.presets()
+
+
+def preset(name: str) -> dict[str, Any]:
+    """The resolved spec dict of a named preset (e.g. ``"qwen2_vl"``)."""
+    found = _plugins.presets()
+    if name not in found:
+        raise SpecError(f"unknown preset {name!r}; installed presets: {sorted(found) or 'none'}")
+    return found[name]
+
+
+def spec_from_hf_configs(config: Mapping[str, Any], preprocessor_config: Mapping[str, Any]) -> dict[str, Any]:
+    """Resolve a spec from a model's ``config.json`` and ``preprocessor_config.json`` dicts."""
+    return _plugins.spec_from_hf_configs(config, preprocessor_config)
+
+
+def spec_from_model_dir(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Resolve a spec from a model directory holding both config files."""
+    docs = []
+    for name in ("config.json", "preprocessor_config.json"):
+        p = os.path.join(os.fspath(path), name)
+        try:
+            with open(p, encoding="utf-8") as f:
+                docs.append(json.load(f))
+        except OSError as e:
+            raise SpecError(f"{p}: {e.strerror or e}") from None
+        except ValueError as e:
+            raise SpecError(f"{p}: invalid JSON: {e}") from None
+    return spec_from_hf_configs(docs[0], docs[1])
+
+
+__all__ = [
+    "Capabilities", "DecodeOptions", "DecodedImage", "Explicit", "ExpandedPrompt", "FetchError", "FetchPolicy", "Grid",
+    "InternalError", "InvalidInputError", "LayoutError", "LimitExceededError", "Limits", "MRope", "Media",
+    "MediaError", "MmError", "MmInput", "Output", "OutputItem", "Pipeline", "ProcessedItem", "Repeat",
+    "Rope1D", "SpecError", "Tensor", "Text", "Tiles", "TokenLayout", "UnsupportedError", "apply_layout",
+    "hookimpl", "layout_by_placeholder", "list_families", "list_presets", "mrope_image_only",
+    "pipeline_from_spec", "preset", "spec_from_hf_configs", "spec_from_model_dir",
+]

@@ -1,0 +1,58 @@
+"""The typed error taxonomy.
+
+Every rejection is one of these, raised for the whole request. ``item`` is the
+0-based index of the media item at fault, or ``None`` when the request (or spec) as a
+whole is at fault; the message always starts with ``item N:`` when an item is known,
+so a log line alone tells which image was bad and why.
+"""
+
+from __future__ import annotations
+
+
+class MmError(Exception):
+    """Base of every error this library raises on purpose."""
+
+    def __init__(self, message: str, *, item: int | None = None) -> None:
+        self.item = item
+        self.cause = message
+        super().__init__(f"item {item}: {message}" if item is not None else message)
+
+    def at_item(self, item: int) -> MmError:
+        """The same error attributed to ``item`` (used where the index is known late)."""
+        if self.item is not None:
+            return self
+        err = type(self)(self.cause, item=item)
+        err.__cause__ = self.__cause__
+        return err
+
+
+class UnsupportedError(MmError):
+    """Valid but out of scope: a modality, source form or feature the pipeline lacks."""
+
+
+class InvalidInputError(MmError, ValueError):
+    """The caller sent something malformed."""
+
+
+class SpecError(InvalidInputError):
+    """A pipeline spec (or HF config) is malformed, incomplete or not supported."""
+
+
+class MediaError(InvalidInputError):
+    """A media item cannot be decoded or processed (corrupt, wrong depth, bad aspect)."""
+
+
+class LayoutError(InvalidInputError):
+    """The prompt and the media do not fit together (placeholders, coverage, ranges)."""
+
+
+class LimitExceededError(MmError, ValueError):
+    """A per-request or per-item limit (count, bytes, pixels) was crossed."""
+
+
+class FetchError(MmError):
+    """A source could not be fetched or was refused by the fetch policy."""
+
+
+class InternalError(MmError):
+    """A bug: a plugin raised something other than an ``MmError``."""

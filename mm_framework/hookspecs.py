@@ -1,0 +1,145 @@
+"""The plugin seam. Every hook is prefixed ``mm_`` and called with keyword arguments.
+
+Two groups live here:
+
+* **Discovery hooks** run on the process-wide plugin manager, whose plugins come from
+  the ``mm_framework`` entry-point group. They announce families, presets and
+  config resolvers; they are called when a pipeline is built or listed, never per
+  request.
+* **MmFamilyProcessor hooks** run on a small per-pipeline plugin manager that holds one
+  family processor object plus the built-in defaults (registered ``trylast``). Each is
+  ``firstresult``: the family's implementation wins, the default answers otherwise.
+
+A family produces data; the driver owns control flow. No hook here may fetch, hash,
+spawn threads, enforce request limits or decide the failure policy: raise an
+``MmError`` subclass (usually ``MediaError`` or ``LayoutError``) and the driver rejects
+the whole request. Anything else a hook raises becomes ``InternalError``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import pluggy
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from .carriers import Capabilities, DecodedImage, DecodeOptions, Geometry, OutputItem, Positions, ProcessedItem
+    from .layout import TokenLayout
+
+PROJECT = "mm_framework"
+
+hookspec = pluggy.HookspecMarker(PROJECT)
+hookimpl = pluggy.HookimplMarker(PROJECT)
+
+
+class DiscoverySpecs:
+    """Hooks of the process-wide manager (plugins loaded from entry points)."""
+
+    @hookspec
+    def mm_register_families(self, register: Callable[[str, Callable[[dict[str, Any]], object]], None]) -> None:
+        """Announce the families this plugin provides.
+
+        Call ``register(name, factory)`` once per family. ``factory(params)`` receives the
+        spec without its ``"family"`` key, validates every field (raising ``SpecError``
+        naming the field, also for unknown fields) and returns the family processor: an
+        object implementing the MmFamilyProcessor hooks below. Called on the building
+        thread each time a pipeline is built or families are listed. A name registered by
+        two plugins is an error naming both distributions.
+        """
+
+    @hookspec
+    def mm_register_presets(self, register: Callable[[str, Mapping[str, Any]], None]) -> None:
+        """Announce named, fully resolved specs (e.g. ``"qwen2_vl"``).
+
+        Call ``register(preset_name, spec)`` where ``spec`` includes ``"family"``. Presets
+        are what ``mm_framework.preset(name)`` returns and what ``--spec NAME`` accepts.
+        """
+
+    @hookspec(firstresult=True)
+    def mm_spec_from_hf_configs(
+        self, config: Mapping[str, Any], preprocessor_config: Mapping[str, Any]
+    ) -> dict[str, Any] | None:
+        """Resolve a spec from a model's ``config.json`` and ``preprocessor_config.json``.
+
+        Return ``None`` when the model is not one of this plugin's families, so the next
+        plugin is asked. When it is, be conservative: consume every preprocessor key,
+        accept only the values implemented exactly, and raise ``SpecError`` naming any
+        other key or value. firstresult: the first non-None spec wins.
+        """
+
+
+class FamilySpecs:
+    """MmFamilyProcessor hooks (per-pipeline manager; one family object plus defaults)."""
+
+    @hookspec(firstresult=True)
+    def mm_capabilities(self) -> Capabilities:
+        """Which modalities the family accepts; the default is images only.
+
+        Called once when the pipeline is built.
+        """
+
+    @hookspec(firstresult=True)
+    def mm_decode_options(self) -> DecodeOptions:
+        """How the default decoder treats alpha and EXIF orientation for this family.
+
+        Called once when the pipeline is built. The driver fills ``max_pixels`` from the
+        pipeline's limits. Default: alpha dropped, no EXIF transpose.
+        """
+
+    @hookspec(firstresult=True)
+    def mm_decode(self, data: bytes, options: DecodeOptions) -> DecodedImage:
+        """Decode one item's raw bytes to RGB.
+
+        Called once per item on a worker thread (or inline), after the driver hashed the
+        bytes and checked request limits. Must honour ``options.max_pixels`` before
+        decoding pixels. Default: the core Pillow decoder (``mm_framework.decode``).
+        """
+
+    @hookspec(firstresult=True)
+    def mm_process_item(self, media: DecodedImage) -> ProcessedItem:
+        """The reference processor's work for one decoded item.
+
+        Called once per item, concurrently from worker threads with one shared family
+        object: it must be pure and thread-safe (no mutable shared state). It may use
+        ``mm_framework.par`` chunk helpers, never its own threads.
+        """
+
+    @hookspec(firstresult=True)
+    def mm_layout(self, input_ids: np.ndarray, geometries: Sequence[Geometry]) -> TokenLayout:
+        """Describe how the prompt expands around the request's items.
+
+        ``input_ids`` is the original int64 prompt, ``geometries`` each item's geometry in
+        input order. Called once per request on the caller's thread. Return a value; the
+        driver applies and validates it.
+        """
+
+    @hookspec(firstresult=True)
+    def mm_positions(
+        self, input_len: int, offsets: Sequence[tuple[int, int]], geometries: Sequence[Geometry]
+    ) -> Positions:
+        """Position ids for the expanded prompt. Default: ``Rope1D()``.
+
+        ``offsets`` are the inclusive item spans ``apply_layout`` produced, by item index.
+        Called once per request on the caller's thread.
+        """
+
+    @hookspec(firstresult=True)
+    def mm_num_media_tokens(self, width: int, height: int) -> int:
+        """Token count of one ``width`` x ``height`` image, without touching pixels.
+
+        For routers and schedulers; must equal the span ``mm_process_item`` +
+        ``mm_layout`` produce for an image of that decoded size. Raise ``MediaError`` for
+        sizes the family rejects.
+        """
+
+    @hookspec(firstresult=True)
+    def mm_model_kwargs(self, items: Sequence[OutputItem]) -> dict[str, np.ndarray]:
+        """The model runner's keyword tensors for one request's items.
+
+        Default: ``{"features": [each feature]}`` plus each aux name stacked per item.
+        Families return what their model's forward expects (Qwen: ``pixel_values``
+        concatenated, ``image_grid_thw`` ``[n, 3]``).
+        """

@@ -1,0 +1,24 @@
+"""Per-pipeline limits, all enforced before any pixel is decoded."""
+
+from __future__ import annotations
+
+import attrs
+
+MiB = 1 << 20
+
+# Pillow raises DecompressionBombError above twice its MAX_IMAGE_PIXELS (89,478,485);
+# anything the reference (HF + Pillow) accepts we accept too, and no more.
+DEFAULT_MAX_IMAGE_PIXELS = 2 * 89_478_485
+
+
+def _positive(_inst: object, attr: attrs.Attribute, value: int) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+        raise ValueError(f"Limits.{attr.name} must be a positive int, got {value!r}")
+
+
+@attrs.frozen
+class Limits:
+    max_items: int = attrs.field(default=64, validator=_positive)
+    max_request_bytes: int = attrs.field(default=256 * MiB, validator=_positive)
+    max_source_bytes: int = attrs.field(default=64 * MiB, validator=_positive)
+    max_image_pixels: int = attrs.field(default=DEFAULT_MAX_IMAGE_PIXELS, validator=_positive)

@@ -1,0 +1,130 @@
+"""The only fan-out seam: a process-wide thread pool, or inline on the caller.
+
+Threads (not processes) are enough because the heavy kernels (Pillow decode and resize,
+numpy gathers, blake3) release the GIL. Every fan-out is an order-preserving map or a
+write into disjoint slices, never a reduction, so results are byte-identical inline,
+with one thread or with many.
+
+``MM_FRAMEWORK_THREADS``: unset or ``0`` -> ``min(8, cores)``; ``N`` -> N threads;
+``inline`` -> no pool at all, everything runs on the caller (no threads are started).
+Read once, when the pool is first needed; :func:`set_threads` changes it at run time.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+THREAD_PREFIX = "mm-framework"
+_lock = threading.Lock()
+_pool: ThreadPoolExecutor | None = None
+_mode: int | str | None = None  # None: not read from the environment yet
+_worker = threading.local()
+
+
+def _from_env() -> int | str:
+    raw = os.environ.get("MM_FRAMEWORK_THREADS", "").strip().lower()
+    if raw == "inline":
+        return "inline"
+    try:
+        n = int(raw) if raw else 0
+    except ValueError:
+        n = 0
+    return n if n > 0 else min(8, os.cpu_count() or 8)
+
+
+def set_threads(threads: int | str | None) -> None:
+    """Replace the pool: ``"inline"``, a positive count, or ``None`` to re-read the env."""
+    global _pool, _mode
+    if threads is not None and threads != "inline" and (not isinstance(threads, int) or threads <= 0):
+        raise ValueError(f"threads must be 'inline', a positive int or None, got {threads!r}")
+    with _lock:
+        old, _pool = _pool, None
+        _mode = threads
+    if old is not None:
+        old.shutdown(wait=True)
+
+
+def threads() -> int | str:
+    """The configured mode: ``"inline"`` or the pool size."""
+    global _mode
+    with _lock:
+        if _mode is None:
+            _mode = _from_env()
+        return _mode
+
+
+def _mark_worker() -> None:
+    _worker.active = True
+
+
+def _get_pool() -> ThreadPoolExecutor | None:
+    global _pool, _mode
+    with _lock:
+        if _mode is None:
+            _mode = _from_env()
+        if _mode == "inline":
+            return None
+        if _pool is None:
+            _pool = ThreadPoolExecutor(
+                max_workers=int(_mode), thread_name_prefix=THREAD_PREFIX, initializer=_mark_worker
+            )
+        return _pool
+
+
+def on_worker() -> bool:
+    """True on a pool thread, where a nested fan-out must run inline (no deadlock)."""
+    return getattr(_worker, "active", False)
+
+
+def try_map(fn: Callable[[int, T], R], items: Sequence[T]) -> list[R]:
+    """``[fn(i, x) for i, x in enumerate(items)]``, fanned out, in input order.
+
+    On failure the error of the lowest failing index is raised (deterministic whatever
+    the scheduling), and items not yet started are cancelled. A single item runs on the
+    caller, so its own nested fan-outs (row bands of one large image) can use the pool.
+    """
+    pool = None if len(items) <= 1 or on_worker() else _get_pool()
+    if pool is None:
+        return [fn(i, x) for i, x in enumerate(items)]
+    futures: list[Future[R]] = [pool.submit(fn, i, x) for i, x in enumerate(items)]
+    try:
+        return [f.result() for f in futures]
+    finally:
+        for f in futures:
+            f.cancel()
+
+
+def for_chunks(fn: Callable[[int, int], None], total: int, chunk: int) -> None:
+    """Run ``fn(start, stop)`` over ``[0, total)`` in ``chunk``-sized windows.
+
+    ``fn`` must write only into its own window. Runs inline on a pool worker or when
+    there is a single window.
+    """
+    bounds = [(s, min(s + chunk, total)) for s in range(0, total, max(1, chunk))]
+    pool = None if len(bounds) <= 1 or on_worker() else _get_pool()
+    if pool is None:
+        for a, b in bounds:
+            fn(a, b)
+        return
+    futures = [pool.submit(fn, a, b) for a, b in bounds]
+    try:
+        for f in futures:
+            f.result()
+    finally:
+        for f in futures:
+            f.cancel()
+
+
+def pool_size() -> int:
+    """Number of threads a fan-out can use (1 when inline)."""
+    mode = threads()
+    return 1 if mode == "inline" else int(mode)
+
+
