@@ -24,7 +24,9 @@ def open_image(data: bytes, *, max_pixels: int | None) -> Image.Image:
     try:
         im = Image.open(io.BytesIO(data))
     except Image.DecompressionBombError as e:
-        raise LimitExceededError(f"image decode: {e}") from None
+        # Pillow's own bomb guard fired first (the declared size is above twice its
+        # MAX_IMAGE_PIXELS); same verdict as ours, from the header alone.
+        raise LimitExceededError(f"image above the pixel limit: {e}") from None
     except Exception as e:  # Pillow signals bad data with many exception types
         raise MediaError(f"image decode: {_describe(e)}") from None
     w, h = im.size

@@ -1,0 +1,183 @@
+"""Plugin discovery and validation: entry points, switches, duplicates, misspelt hooks."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import mm_framework as mmf
+from mm_framework import plugins
+
+from toy_family import ToyFamily
+
+TOY_DIST = Path(__file__).parent / "toy_dist"
+
+
+@pytest.fixture(scope="session")
+def toy_site(tmp_path_factory):
+    """The toy distribution really installed (pip, offline) into its own site dir."""
+    target = tmp_path_factory.mktemp("site")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(target), str(TOY_DIST)],
+        check=True,
+    )
+    return target
+
+
+def run_py(site: Path, code: str, **env: str) -> dict:
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith("MM_FRAMEWORK_")}
+    full_env["PYTHONPATH"] = os.pathsep.join([str(site), full_env.get("PYTHONPATH", "")])
+    full_env.update(env)
+    proc = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, env=full_env, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+FAMILIES = """
+import json, mm_framework as mmf
+print(json.dumps({f["name"]: [f["distribution"], f["version"]] for f in mmf.list_families()}))
+"""
+
+
+def test_entry_point_family_end_to_end(toy_site):
+    out = run_py(toy_site, """
+        import io, json
+        from PIL import Image
+        import mm_framework as mmf
+        buf = io.BytesIO(); Image.new("RGB", (5, 3), (10, 20, 30)).save(buf, "PNG")
+        pipe = mmf.pipeline_from_spec(json.dumps(mmf.preset("toy_ep_default")))
+        out = pipe.process(mmf.MmInput(images=[buf.getvalue()], input_ids=[7, 1, 8]))
+        fams = {f["name"]: f for f in mmf.list_families()}
+        print(json.dumps({"ids": out.input_ids.tolist(), "feature": out.items[0].feature.array.tolist(),
+                          "dist": fams["toy_ep"]["distribution"], "version": fams["toy_ep"]["version"]}))
+    """)
+    assert out == {"ids": [7, 1, 8], "feature": [[10.0, 20.0, 30.0]], "dist": "mm-toy-family", "version": "0.0.7"}
+
+
+def test_load_and_disable_switches(toy_site):
+    assert "toy_ep" in run_py(toy_site, FAMILIES)
+    assert run_py(toy_site, FAMILIES, MM_FRAMEWORK_LOAD_PLUGINS="") == {}
+    assert set(run_py(toy_site, FAMILIES, MM_FRAMEWORK_LOAD_PLUGINS="toy_ep")) == {"toy_ep"}
+    assert set(run_py(toy_site, FAMILIES, MM_FRAMEWORK_LOAD_PLUGINS="mm-toy-family")) == {"toy_ep"}
+    assert "toy_ep" not in run_py(toy_site, FAMILIES, MM_FRAMEWORK_DISABLE_PLUGINS="toy_ep")
+    assert "toy_ep" not in run_py(toy_site, FAMILIES, MM_FRAMEWORK_DISABLE_PLUGINS="mm-toy-family")
+
+
+def test_cli_lists_entry_point_plugin(toy_site):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MM_FRAMEWORK_")}
+    env["PYTHONPATH"] = str(toy_site)
+    proc = subprocess.run(
+        [sys.executable, "-m", "mm_framework", "plugins"], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "toy_ep" in proc.stdout and "mm-toy-family 0.0.7" in proc.stdout
+    assert "mm_process_item" in proc.stdout and "toy_ep_default" in proc.stdout
+
+
+class Dup:
+    @mmf.hookimpl
+    def mm_register_families(self, register):
+        register("toy", ToyFamily)
+
+
+def test_duplicate_family_names_name_both(toy):
+    plugins.register(Dup(), name="dup")
+    try:
+        with pytest.raises(mmf.SpecError, match=r"family 'toy' is registered twice: by <in-process plugin .*> and by <in-process plugin .*>"):
+            mmf.pipeline_from_spec({"family": "toy"})
+    finally:
+        plugins.unregister("dup")
+
+
+class Misspelt:
+    def __init__(self, params):
+        pass
+
+    @mmf.hookimpl
+    def mm_proces_item(self, media):  # the typo is the point
+        raise AssertionError
+
+
+class MisspeltPlugin:
+    @mmf.hookimpl
+    def mm_register_families(self, register):
+        register("misspelt", Misspelt)
+
+
+def test_misspelt_hook_fails_at_build():
+    plugins.register(MisspeltPlugin(), name="misspelt")
+    try:
+        with pytest.raises(mmf.SpecError, match="family 'misspelt': invalid plugin: .*mm_proces_item"):
+            mmf.pipeline_from_spec({"family": "misspelt"})
+    finally:
+        plugins.unregister("misspelt")
+
+
+def test_misspelt_discovery_hook_fails_at_registration():
+    class Bad:
+        @mmf.hookimpl
+        def mm_register_familes(self, register):
+            pass
+
+    with pytest.raises(Exception, match="mm_register_familes"):
+        plugins.register(Bad(), name="bad")
+    if plugins.plugin_manager().get_plugin("bad") is not None:
+        plugins.unregister("bad")
+
+
+@pytest.mark.parametrize(
+    "spec, msg",
+    [
+        ("{not json", "mm spec: "),
+        ("[1, 2]", "mm spec: expected a JSON object, got list"),
+        ({"image_token_id": 1}, "missing or non-string field 'family'"),
+        ({"family": 3}, "missing or non-string field 'family'"),
+        ({"family": "nope"}, r"unknown family 'nope'; installed families: .*'toy'"),
+        ({"family": "toy", "colour": "red"}, "toy spec: unknown field 'colour'"),
+        ({"family": "toy", "block": "4"}, "toy spec: field 'block' must be int"),
+    ],
+)
+def test_spec_errors(toy, spec, msg):
+    with pytest.raises(mmf.SpecError, match=msg):
+        mmf.pipeline_from_spec(spec)
+
+
+def test_presets_and_family_listing(toy):
+    assert mmf.preset("toy_default") == {"family": "toy", "image_token_id": 1}
+    with pytest.raises(mmf.SpecError, match="unknown preset 'nope'"):
+        mmf.preset("nope")
+    names = [f["name"] for f in mmf.list_families()]
+    assert "toy" in names
+
+
+def test_family_hooks_listing(toy_pipe):
+    assert toy_pipe.hooks.implemented() == [
+        "mm_layout", "mm_num_media_tokens", "mm_positions", "mm_process_item",
+    ]
+
+
+def test_factory_crash_is_internal_error():
+    class Crashy:
+        @mmf.hookimpl
+        def mm_register_families(self, register):
+            register("crashy", lambda params: 1 / 0)
+
+    plugins.register(Crashy(), name="crashy")
+    try:
+        with pytest.raises(mmf.InternalError, match="family 'crashy' factory raised ZeroDivisionError"):
+            mmf.pipeline_from_spec({"family": "crashy"})
+    finally:
+        plugins.unregister("crashy")
+
+
+def test_no_family_for_hf_config():
+    with pytest.raises(mmf.SpecError, match="no installed family handles model_type 'llama'"):
+        mmf.spec_from_hf_configs({"model_type": "llama"}, {})

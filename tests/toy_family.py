@@ -1,0 +1,90 @@
+"""A tiny in-process family that drives the core without any real model.
+
+Each image becomes one token per 4x4 block (at least one); the feature is the block
+means as f32, so outputs depend on every pixel and determinism checks mean something.
+Knobs in the spec let tests make the family misbehave on purpose.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+import mm_framework as mmf
+from mm_framework.errors import SpecError
+
+FIELDS = {"image_token_id": int, "block": int, "layout": str, "fail_on_width": int, "mrope": bool}
+
+
+class ToyFamily:
+    def __init__(self, params: dict[str, Any]) -> None:
+        for key, value in params.items():
+            if key not in FIELDS:
+                raise SpecError(f"toy spec: unknown field {key!r}")
+            if not isinstance(value, FIELDS[key]) or isinstance(value, bool) != (FIELDS[key] is bool):
+                raise SpecError(f"toy spec: field {key!r} must be {FIELDS[key].__name__}")
+        self.token = params.get("image_token_id", 1)
+        self.block = params.get("block", 4)
+        self.layout_kind = params.get("layout", "placeholder")
+        self.fail_on_width = params.get("fail_on_width", -1)
+        self.mrope = params.get("mrope", False)
+
+    def grid(self, width: int, height: int) -> tuple[int, int]:
+        return max(1, height // self.block), max(1, width // self.block)
+
+    @mmf.hookimpl
+    def mm_process_item(self, media: mmf.DecodedImage) -> mmf.ProcessedItem:
+        if media.width == self.fail_on_width:
+            raise RuntimeError("toy family exploded")
+        gh, gw = self.grid(media.width, media.height)
+        b = self.block
+        crop = media.rgb[: gh * b, : gw * b].astype(np.float32)
+        if crop.shape[0] < b or crop.shape[1] < b:
+            feat = crop.reshape(-1, 3).mean(axis=0, keepdims=True)
+        else:
+            feat = crop.reshape(gh, b, gw, b, 3).mean(axis=(1, 3)).reshape(gh * gw, 3)
+        return mmf.ProcessedItem(
+            feature=mmf.Tensor.f32(feat),
+            aux={"grid": mmf.Tensor.i64([1, gh, gw])},
+            geometry=mmf.Grid(1, gh, gw),
+        )
+
+    @mmf.hookimpl
+    def mm_layout(self, input_ids, geometries):
+        counts = [g.h * g.w for g in geometries]
+        if self.layout_kind == "placeholder":
+            return mmf.layout_by_placeholder(input_ids, self.token, counts)
+        if self.layout_kind == "drop_tail":
+            full = mmf.layout_by_placeholder(input_ids, self.token, counts)
+            return mmf.TokenLayout(full.segments[:-1])
+        if self.layout_kind == "zero":
+            return mmf.layout_by_placeholder(input_ids, self.token, [0] * len(counts))
+        if self.layout_kind == "not_a_layout":
+            return ["nope"]
+        raise AssertionError(self.layout_kind)
+
+    @mmf.hookimpl
+    def mm_positions(self, input_len, offsets, geometries):
+        if not self.mrope:
+            return None  # fall through to the default Rope1D
+        return mmf.mrope_image_only(
+            input_len, [(s, e, mmf.Grid(g.t, g.h, g.w)) for (s, e), g in zip(offsets, geometries)], 1
+        )
+
+    @mmf.hookimpl
+    def mm_num_media_tokens(self, width: int, height: int) -> int:
+        gh, gw = self.grid(width, height)
+        return gh * gw
+
+
+class ToyPlugin:
+    """Discovery plugin announcing the toy family."""
+
+    @mmf.hookimpl
+    def mm_register_families(self, register):
+        register("toy", ToyFamily)
+
+    @mmf.hookimpl
+    def mm_register_presets(self, register):
+        register("toy_default", {"family": "toy", "image_token_id": 1})
