@@ -1,0 +1,95 @@
+"""The default Pillow decoder: formats, modes, alpha, EXIF, depth and size limits."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pytest
+from PIL import Image
+
+import mm_framework as mmf
+from mm_framework.decode import decode_rgb, image_size
+
+
+def encode(im: Image.Image, fmt: str, **kw) -> bytes:
+    buf = io.BytesIO()
+    im.save(buf, fmt, **kw)
+    return buf.getvalue()
+
+
+RGB = Image.fromarray(np.arange(6 * 4 * 3, dtype=np.uint8).reshape(4, 6, 3) * 3, "RGB")
+
+
+@pytest.mark.parametrize("fmt, kw", [("PNG", {}), ("BMP", {}), ("WEBP", {"lossless": True}), ("GIF", {}), ("JPEG", {})])
+def test_formats_decode_to_hwc_rgb(fmt, kw):
+    out = decode_rgb(encode(RGB, fmt, **kw))
+    assert out.rgb.shape == (4, 6, 3) and out.rgb.dtype == np.uint8 and out.rgb.nbytes == 72
+    assert (out.height, out.width) == (4, 6)
+    if fmt in ("PNG", "BMP", "WEBP"):
+        assert np.array_equal(out.rgb, np.asarray(RGB))
+
+
+def test_gif_first_frame_only():
+    frames = [Image.new("RGB", (5, 5), c) for c in [(255, 0, 0), (0, 255, 0), (0, 0, 255)]]
+    buf = io.BytesIO()
+    frames[0].save(buf, "GIF", save_all=True, append_images=frames[1:])
+    assert decode_rgb(buf.getvalue()).rgb[0, 0].tolist() == [255, 0, 0]
+
+
+def test_grey_bilevel_palette_cmyk():
+    assert decode_rgb(encode(Image.new("L", (3, 2), 77), "PNG")).rgb[1, 2].tolist() == [77, 77, 77]
+    assert decode_rgb(encode(Image.new("1", (3, 2), 1), "PNG")).rgb[0, 0].tolist() == [255, 255, 255]
+    pal = Image.new("P", (3, 2), 0)
+    pal.putpalette([10, 20, 30] + [0] * 765)
+    assert decode_rgb(encode(pal, "PNG")).rgb[0, 0].tolist() == [10, 20, 30]
+    cmyk = encode(Image.new("CMYK", (8, 8), (0, 255, 0, 0)), "JPEG", quality=100)
+    assert decode_rgb(cmyk).rgb.shape == (8, 8, 3)
+
+
+def test_palette_transparency_and_la_composite_onto_white():
+    pal = Image.new("P", (2, 2), 1)
+    pal.putpalette([0, 0, 0, 200, 10, 10] + [0] * 762)
+    data = encode(pal, "PNG", transparency=1)
+    assert decode_rgb(data, mmf.DecodeOptions(alpha="composite")).rgb[0, 0].tolist() == [255, 255, 255]
+    assert decode_rgb(data, mmf.DecodeOptions(alpha="drop")).rgb[0, 0].tolist() == [200, 10, 10]
+    la = encode(Image.merge("LA", [Image.new("L", (2, 2), 0), Image.new("L", (2, 2), 128)]), "PNG")
+    # round(a/255*c + (1 - a/255)*255) with c=0, a=128 -> 127
+    assert decode_rgb(la, mmf.DecodeOptions(alpha="composite")).rgb[0, 0].tolist() == [127, 127, 127]
+    assert decode_rgb(la, mmf.DecodeOptions(alpha="drop")).rgb[0, 0].tolist() == [0, 0, 0]
+
+
+def test_exif_transpose_is_an_option():
+    im = Image.new("RGB", (6, 4), (1, 2, 3))
+    exif = Image.Exif()
+    exif[0x0112] = 6  # rotate 90 CW on display
+    data = encode(im, "JPEG", exif=exif.tobytes())
+    assert decode_rgb(data).rgb.shape == (4, 6, 3)
+    assert decode_rgb(data, mmf.DecodeOptions(exif_transpose=True)).rgb.shape == (6, 4, 3)
+
+
+@pytest.mark.parametrize("mode, value", [("I;16", 300), ("I", 70000), ("F", 0.5)])
+def test_deep_modes_rejected(mode, value):
+    fmt = "PNG" if mode == "I;16" else "TIFF"
+    data = encode(Image.new(mode, (2, 2), value), fmt)
+    with pytest.raises(mmf.MediaError, match="unsupported color mode"):
+        decode_rgb(data)
+
+
+@pytest.mark.parametrize("data", [b"", b"hello world", b"<html></html>", b"\x89PNG\r\n\x1a\n" + b"\0" * 20])
+def test_garbage_rejected(data):
+    with pytest.raises(mmf.MediaError, match="image decode"):
+        decode_rgb(data)
+
+
+def test_truncated_image_rejected():
+    data = encode(Image.effect_noise((64, 64), 50).convert("RGB"), "PNG")
+    with pytest.raises(mmf.MediaError, match="image decode"):
+        decode_rgb(data[: len(data) // 2])
+
+
+def test_header_size_and_limit():
+    data = encode(RGB, "PNG")
+    assert image_size(data) == (6, 4)
+    with pytest.raises(mmf.LimitExceededError, match="6x4 = 24 pixels, above the limit of 23"):
+        decode_rgb(data, mmf.DecodeOptions(max_pixels=23))
