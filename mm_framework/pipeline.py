@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from . import driver, fetch, plugins
-from .carriers import Capabilities, MmInput, Output
+from .carriers import Capabilities, DecodeOptions, MmInput, Output
 from .errors import InternalError, MmError, SpecError
 from .limits import Limits
 
@@ -93,6 +93,11 @@ class Pipeline:
     @property
     def capabilities(self) -> Capabilities:
         return self._capabilities
+
+    @property
+    def decode_options(self) -> DecodeOptions:
+        """How this pipeline decodes: the family's choices plus the pixel limit."""
+        return self._decode_options
 
     @property
     def hooks(self) -> plugins.FamilyHooks:

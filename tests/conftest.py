@@ -11,6 +11,8 @@ from mm_framework import par, plugins
 
 from toy_family import ToyPlugin
 
+pytest_plugins = ["pytester"]
+
 
 def png_bytes(w: int, h: int, seed: int = 0, mode: str = "RGB") -> bytes:
     rng = np.random.default_rng(seed)

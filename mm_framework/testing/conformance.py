@@ -1,0 +1,328 @@
+"""``FamilyConformance``: the checks every family plugin inherits.
+
+Subclass it in a test module and supply the ``family_spec`` fixture. Optional knobs:
+
+* fixtures ``sample_images`` (encoded images the checks run on), ``token_sizes`` (sizes
+  for the pixel-free token count check), ``prompt_for`` (prompt ids for ``n`` images;
+  the default puts one ``spec["image_token_id"]`` between text ids);
+* class attributes ``optional_fields`` (spec fields that may be omitted),
+  ``golden_dir`` (a directory of golden cases, see :mod:`.golden`) with the
+  ``golden_image_source`` fixture for cases whose images are regenerated, and
+  ``expected_failures``: ``{check id: reason}`` for deliberate deviations. A declared
+  check must then fail (strict xfail), so a stale declaration is noticed too.
+
+Check ids are the test method names, e.g. ``test_num_media_tokens_matches_real``.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import pickle
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+import pytest
+
+from .. import par, pipeline_from_spec
+from ..carriers import MmInput, MRope, Output, Rope1D
+from ..errors import LayoutError, LimitExceededError, MediaError, SpecError
+from ..hashing import content_hash
+from ..layout import apply_layout
+from ..limits import Limits
+from . import golden
+
+BOGUS_FIELD = "mm_conformance_unknown_field"
+
+
+def sample_image(width: int, height: int, fmt: str = "PNG", seed: int = 0) -> bytes:
+    """A deterministic photo-like image (smooth gradients plus block noise), encoded."""
+    from PIL import Image
+
+    rng = np.random.default_rng(seed)
+    yy, xx = np.mgrid[0:height, 0:width].astype(np.float32)
+    base = np.stack(
+        [127 + 100 * np.sin(yy / 17) * np.cos(xx / 23), 127 + 100 * np.sin((yy + xx) / 29), 127 + 90 * np.cos(xx / 13)],
+        axis=-1,
+    )
+    noise = rng.normal(0, 12, size=(height // 4 + 1, width // 4 + 1, 3)).repeat(4, 0).repeat(4, 1)[:height, :width]
+    arr = np.clip(base + noise, 0, 255).astype(np.uint8)
+    buf = io.BytesIO()
+    Image.fromarray(arr, "RGB").save(buf, fmt, **({"quality": 90} if fmt == "JPEG" else {}))
+    return buf.getvalue()
+
+
+def assert_same_output(a: Output, b: Output, what: str) -> None:
+    assert np.array_equal(a.input_ids, b.input_ids), f"{what}: input_ids differ"
+    assert a.offsets == b.offsets, f"{what}: offsets differ"
+    assert a.positions == b.positions, f"{what}: positions differ"
+    for i, (x, y) in enumerate(zip(a.items, b.items, strict=True)):
+        assert x.hash == y.hash, f"{what}: item {i} hash differs"
+        assert x.feature.dtype == y.feature.dtype and x.feature.array.tobytes() == y.feature.array.tobytes(), (
+            f"{what}: item {i} feature bytes differ"
+        )
+        assert sorted(x.aux) == sorted(y.aux), f"{what}: item {i} aux names differ"
+        for k in x.aux:
+            assert x.aux[k].array.tobytes() == y.aux[k].array.tobytes(), f"{what}: item {i} aux {k} differs"
+
+
+def _wrong_type(value: Any) -> Any:
+    if isinstance(value, bool):
+        return "not-a-bool"
+    if isinstance(value, (int, float)):
+        return "not-a-number"
+    if isinstance(value, str):
+        return 12.5
+    return "not-a-list"
+
+
+class FamilyConformance:
+    """Umbrella base class of the family checks; see the module docstring."""
+
+    optional_fields: ClassVar[frozenset[str]] = frozenset()
+    golden_dir: ClassVar[str | Path | None] = None
+    expected_failures: ClassVar[Mapping[str, str]] = {}
+
+    # ----- fixtures a family supplies or overrides ---------------------------------
+
+    @pytest.fixture
+    def family_spec(self) -> dict[str, Any]:
+        raise NotImplementedError("a FamilyConformance subclass must define the family_spec fixture")
+
+    @pytest.fixture
+    def sample_images(self) -> list[bytes]:
+        return [sample_image(64, 48, "PNG", 1), sample_image(50, 90, "JPEG", 2), sample_image(120, 80, "PNG", 3)]
+
+    @pytest.fixture
+    def token_sizes(self) -> list[tuple[int, int]]:
+        return [(1, 1), (7, 5), (28, 28), (33, 61), (64, 48), (100, 30), (30, 100), (127, 129), (200, 150), (256, 256)]
+
+    @pytest.fixture
+    def prompt_for(self, family_spec: Mapping[str, Any]) -> Callable[[int], list[int]]:
+        if "image_token_id" not in family_spec:
+            raise NotImplementedError("define the prompt_for fixture: the spec has no image_token_id")
+        ph = int(family_spec["image_token_id"])
+        text = [t for t in range(11, 30) if t != ph]
+
+        def prompt(n: int) -> list[int]:
+            ids = [text[0]]
+            for k in range(n):
+                ids += [ph, text[1 + k % 5]]
+            return ids + [text[-1]]
+
+        return prompt
+
+    @pytest.fixture
+    def golden_image_source(self) -> golden.ImageSource | None:
+        return None
+
+    # ----- plumbing ----------------------------------------------------------------
+
+    @pytest.fixture(autouse=True)
+    def _mm_declared_deviation(self, request: pytest.FixtureRequest) -> None:
+        name = request.node.originalname
+        reason = self.expected_failures.get(name)
+        if reason is not None:
+            request.applymarker(pytest.mark.xfail(reason=f"declared deviation: {reason}", strict=True))
+
+    @pytest.fixture
+    def pipeline(self, family_spec: Mapping[str, Any]) -> Any:
+        return pipeline_from_spec(family_spec)
+
+    @pytest.fixture
+    def _restore_threads(self):
+        yield
+        par.set_threads(None)
+
+    def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
+        if "golden_case" in metafunc.fixturenames:
+            if not self.golden_dir:
+                skip = pytest.mark.skip(reason="this family declares no golden_dir")
+                metafunc.parametrize("golden_case", [pytest.param(None, marks=skip)], ids=["no-golden-dir"])
+                return
+            cases = golden.load_cases(self.golden_dir)
+            assert cases, f"golden_dir {self.golden_dir} holds no */case.json"
+            metafunc.parametrize("golden_case", cases, ids=[c.name for c in cases])
+
+    @staticmethod
+    def _run(pipe: Any, images: Sequence[bytes], ids: Sequence[int]) -> Output:
+        return pipe.process(MmInput(images=images, input_ids=ids))
+
+    @staticmethod
+    def _decoded_size(pipe: Any, data: bytes) -> tuple[int, int]:
+        media = pipe.hooks.decode(data, pipe.decode_options, 0)
+        return media.width, media.height
+
+    # ----- spec --------------------------------------------------------------------
+
+    def test_spec_json_roundtrip(self, family_spec, sample_images, prompt_for):
+        text = json.dumps(family_spec)
+        pipe = pipeline_from_spec(text)
+        assert pipe.spec == json.loads(text)
+        clone = pickle.loads(pickle.dumps(pipe))
+        ids = prompt_for(1)
+        assert_same_output(
+            self._run(pipe, sample_images[:1], ids), self._run(clone, sample_images[:1], ids), "pickled pipeline"
+        )
+
+    def test_spec_field_removed_is_rejected(self, family_spec):
+        problems = []
+        for field in sorted(set(family_spec) - {"family"}):
+            spec = {k: v for k, v in family_spec.items() if k != field}
+            try:
+                pipeline_from_spec(spec)
+            except SpecError as e:
+                if field in self.optional_fields:
+                    problems.append(f"optional field {field!r} cannot be omitted: {e}")
+                elif field not in str(e):
+                    problems.append(f"removing {field!r}: message does not name it: {e}")
+            else:
+                if field not in self.optional_fields:
+                    problems.append(f"removing required field {field!r} was accepted")
+        assert not problems, "\n".join(problems)
+
+    def test_spec_field_wrong_type_is_rejected(self, family_spec):
+        problems = []
+        for field in sorted(set(family_spec) - {"family"}):
+            bad = _wrong_type(family_spec[field])
+            try:
+                pipeline_from_spec({**family_spec, field: bad})
+            except SpecError as e:
+                if field not in str(e):
+                    problems.append(f"{field}={bad!r}: message does not name the field: {e}")
+            else:
+                problems.append(f"{field}={bad!r} was accepted")
+        assert not problems, "\n".join(problems)
+
+    def test_spec_unknown_field_is_rejected(self, family_spec):
+        with pytest.raises(SpecError, match=BOGUS_FIELD):
+            pipeline_from_spec({**family_spec, BOGUS_FIELD: 1})
+
+    # ----- layout and positions ----------------------------------------------------
+
+    def test_layout_without_placeholders(self, pipeline, prompt_for):
+        ids = np.asarray(prompt_for(0), dtype=np.int64)
+        expanded = apply_layout(ids, pipeline.hooks.layout(ids, []), 0)
+        assert expanded.input_ids.tolist() == ids.tolist() and expanded.offsets == ()
+
+    @pytest.mark.parametrize("n", [1, 3])
+    def test_layout_spans_match_token_counts(self, pipeline, sample_images, prompt_for, n):
+        images = [sample_images[k % len(sample_images)] for k in range(n)]
+        out = self._run(pipeline, images, prompt_for(n))
+        L = len(out.input_ids)
+        assert len(out.offsets) == n
+        prev_end = -1
+        for i, (s, e) in enumerate(out.offsets):
+            assert 0 <= s <= e < L, f"item {i}: offsets {(s, e)} outside [0, {L})"
+            assert s > prev_end, f"item {i}: offsets not ascending / overlapping"
+            prev_end = e
+            w, h = self._decoded_size(pipeline, images[i])
+            assert e - s + 1 == pipeline.num_media_tokens(w, h), f"item {i}: span != num_media_tokens({w}, {h})"
+
+    @pytest.mark.parametrize("extra", [-1, 1], ids=["fewer-placeholders", "more-placeholders"])
+    def test_placeholder_count_mismatch_is_rejected(self, pipeline, sample_images, prompt_for, extra):
+        ids = prompt_for(2 + extra)
+        with pytest.raises(LayoutError, match="placeholder"):
+            self._run(pipeline, sample_images[:2], ids)
+
+    def test_positions_are_well_formed(self, pipeline, sample_images, prompt_for):
+        out = self._run(pipeline, sample_images, prompt_for(len(sample_images)))
+        pos = out.positions
+        assert isinstance(pos, (Rope1D, MRope)), f"positions must be Rope1D or MRope, got {type(pos).__name__}"
+        if isinstance(pos, MRope):
+            L = len(out.input_ids)
+            assert pos.positions.dtype == np.int64 and pos.positions.shape == (3, L)
+            assert pos.delta == int(pos.positions.max()) + 1 - L
+
+    def test_num_media_tokens_matches_real(self, pipeline, token_sizes, prompt_for):
+        problems = []
+        for w, h in token_sizes:
+            data = sample_image(w, h)
+            try:
+                predicted = pipeline.num_media_tokens(w, h)
+            except MediaError as e:
+                with pytest.raises(MediaError):
+                    self._run(pipeline, [data], prompt_for(1))
+                continue
+            s, e = self._run(pipeline, [data], prompt_for(1)).offsets[0]
+            if predicted != e - s + 1:
+                problems.append(f"{w}x{h}: num_media_tokens {predicted} != real {e - s + 1}")
+        assert not problems, "\n".join(problems)
+
+    # ----- determinism and concurrency ---------------------------------------------
+
+    @pytest.mark.usefixtures("_restore_threads")
+    def test_identical_across_thread_modes(self, pipeline, sample_images, prompt_for):
+        ids = prompt_for(len(sample_images))
+        outs = []
+        for mode in ("inline", 1, 4):
+            par.set_threads(mode)
+            outs.append(self._run(pipeline, sample_images, ids))
+        outs.append(self._run(pipeline, sample_images, ids))
+        for mode, out in zip(("1 thread", "4 threads", "repeated run"), outs[1:]):
+            assert_same_output(outs[0], out, f"inline vs {mode}")
+
+    @pytest.mark.usefixtures("_restore_threads")
+    def test_shared_by_eight_threads(self, pipeline, sample_images, prompt_for):
+        par.set_threads(2)
+        requests = [
+            ([sample_images[(k + j) % len(sample_images)] for j in range(1 + k % 2)], prompt_for(1 + k % 2))
+            for k in range(16)
+        ]
+        serial = [self._run(pipeline, imgs, ids) for imgs, ids in requests]
+        got: dict[int, Output] = {}
+        errors: list[BaseException] = []
+
+        def worker(start: int) -> None:
+            try:
+                for k in range(start, len(requests), 8):
+                    got[k] = self._run(pipeline, *requests[k])
+            except BaseException as e:
+                errors.append(e)
+
+        threads = [threading.Thread(target=worker, args=(s,)) for s in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert not errors, errors
+        for k, out in enumerate(serial):
+            assert_same_output(out, got[k], f"request {k} concurrent vs serial")
+
+    # ----- rejections and hashing --------------------------------------------------
+
+    def test_undecodable_image_is_rejected(self, pipeline, sample_images, prompt_for):
+        with pytest.raises(MediaError, match="item 1: ") as e:
+            self._run(pipeline, [sample_images[0], b"this is not an image"], prompt_for(2))
+        assert e.value.item == 1
+
+    def test_empty_image_is_rejected(self, pipeline, prompt_for):
+        with pytest.raises(MediaError, match="item 0: ") as e:
+            self._run(pipeline, [b""], prompt_for(1))
+        assert e.value.item == 0
+
+    def test_oversized_image_is_rejected(self, family_spec, sample_images, prompt_for):
+        w, h = self._decoded_size(pipeline_from_spec(family_spec), sample_images[0])
+        pipe = pipeline_from_spec(family_spec, limits=Limits(max_image_pixels=max(1, w * h - 1)))
+        with pytest.raises(LimitExceededError, match="item 1: ") as e:
+            self._run(pipe, [sample_image(1, 1), sample_images[0]], prompt_for(2))
+        assert e.value.item == 1
+
+    def test_item_hash_is_raw_bytes_blake3(self, pipeline, sample_images, prompt_for):
+        out = self._run(pipeline, sample_images, prompt_for(len(sample_images)))
+        assert [it.hash for it in out.items] == [content_hash(b) for b in sample_images]
+        assert all(0 <= it.hash < 2**64 for it in out.items)
+
+    def test_model_kwargs(self, pipeline, sample_images, prompt_for):
+        kwargs = self._run(pipeline, sample_images, prompt_for(len(sample_images))).model_kwargs()
+        assert kwargs and all(isinstance(v, np.ndarray) for v in kwargs.values())
+        assert all(math.prod(v.shape) > 0 for v in kwargs.values())
+
+    # ----- golden replay -----------------------------------------------------------
+
+    def test_golden_case(self, golden_case, golden_image_source, mm_update_goldens):
+        golden.replay_case(golden_case, pipeline_from_spec, source=golden_image_source, update=mm_update_goldens)
