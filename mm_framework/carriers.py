@@ -119,10 +119,16 @@ class DecodedImage:
 
 @attrs.frozen
 class Capabilities:
-    """Modalities a family accepts besides images."""
+    """What a family accepts: modalities besides images, and the prompt id range.
+
+    ``id_range`` is the inclusive ``(low, high)`` every input id must fall in (e.g. a
+    vocabulary that fits int32); ``None`` accepts any int64 (families whose placeholders
+    are negative protocol ids).
+    """
 
     video: bool = False
     audio: bool = False
+    id_range: tuple[int, int] | None = None
 
 
 @attrs.frozen

@@ -1,7 +1,8 @@
 """The request driver: the one model-independent control flow every request runs.
 
-validate -> resolve sources (inline, in order) -> per item on the fan-out seam
-(hash -> decode -> process) -> input ids -> layout -> apply -> positions.
+validate -> resolve sources (inline, in order; ``fetch``) -> per item on the fan-out
+seam (hash -> decode -> process) -> input ids -> layout -> apply -> positions.
+``Pipeline.process`` and ``process_async`` sequence these steps.
 Any error anywhere rejects the whole request with one typed ``MmError``; nothing
 partial is returned.
 """
@@ -13,7 +14,7 @@ from collections.abc import Callable, Sequence
 import attrs
 import numpy as np
 
-from . import fetch, par
+from . import par
 from .carriers import DecodeOptions, MmInput, Output, OutputItem, ProcessedItem
 from .errors import InvalidInputError, LimitExceededError, MmError
 from .hashing import content_hash
@@ -43,7 +44,20 @@ def process_items(
     return par.try_map(one, datas)
 
 
-def input_ids_of(inp: MmInput, tokenize: Tokenize | None) -> np.ndarray:
+def input_ids_of(inp: MmInput, tokenize: Tokenize | None, id_range: tuple[int, int] | None) -> np.ndarray:
+    ids = _prompt_ids(inp, tokenize)
+    if id_range is not None and len(ids):
+        low, high = id_range
+        bad = np.flatnonzero((ids < low) | (ids > high))
+        if len(bad):
+            k = int(bad[0])
+            raise InvalidInputError(
+                f"input_ids[{k}] = {int(ids[k])} is outside this family's id range [{low}, {high}]"
+            )
+    return ids
+
+
+def _prompt_ids(inp: MmInput, tokenize: Tokenize | None) -> np.ndarray:
     if inp.input_ids is not None and len(inp.input_ids) > 0:
         return inp.input_ids
     if inp.text is None:
@@ -60,9 +74,13 @@ def input_ids_of(inp: MmInput, tokenize: Tokenize | None) -> np.ndarray:
 
 
 def assemble(
-    hooks: FamilyHooks, inp: MmInput, processed: Sequence[tuple[ProcessedItem, int]], tokenize: Tokenize | None
+    hooks: FamilyHooks,
+    inp: MmInput,
+    processed: Sequence[tuple[ProcessedItem, int]],
+    tokenize: Tokenize | None,
+    id_range: tuple[int, int] | None,
 ) -> Output:
-    ids = input_ids_of(inp, tokenize)
+    ids = input_ids_of(inp, tokenize, id_range)
     geometries = [item.geometry for item, _ in processed]
     layout = hooks.layout(ids, geometries)
     expanded = apply_layout(ids, layout, len(processed))
@@ -75,21 +93,6 @@ def assemble(
         positions=positions,
         kwargs_builder=hooks.model_kwargs,
     )
-
-
-def run(
-    hooks: FamilyHooks,
-    inp: MmInput,
-    *,
-    limits: Limits,
-    decode_options: DecodeOptions,
-    policy: fetch.FetchPolicy | None,
-    tokenize: Tokenize | None,
-) -> Output:
-    check_request(inp, limits)
-    datas = fetch.resolve_sources(inp.images, limits=limits, policy=policy)
-    processed = process_items(hooks, datas, decode_options)
-    return assemble(hooks, inp, processed, tokenize)
 
 
 def decode_options_for(hooks: FamilyHooks, limits: Limits) -> DecodeOptions:

@@ -105,14 +105,9 @@ class Pipeline:
 
     def process(self, inp: MmInput, *, tokenize: driver.Tokenize | None = None) -> Output:
         """Run one request on the calling thread (items fan out on the shared pool)."""
-        return driver.run(
-            self._hooks,
-            inp,
-            limits=self._limits,
-            decode_options=self._decode_options,
-            policy=self._policy,
-            tokenize=tokenize,
-        )
+        driver.check_request(inp, self._limits)
+        datas = fetch.resolve_sources(inp.images, limits=self._limits, policy=self._policy)
+        return self._finish(inp, datas, tokenize)
 
     async def process_async(self, inp: MmInput, *, tokenize: driver.Tokenize | None = None) -> Output:
         """Same result as :meth:`process`; the event loop is never blocked."""
@@ -121,8 +116,9 @@ class Pipeline:
         return await asyncio.to_thread(self._finish, inp, datas, tokenize)
 
     def _finish(self, inp: MmInput, datas: list[bytes], tokenize: driver.Tokenize | None) -> Output:
+        """Everything after I/O: per-item work on the fan-out seam, then the prompt."""
         processed = driver.process_items(self._hooks, datas, self._decode_options)
-        return driver.assemble(self._hooks, inp, processed, tokenize)
+        return driver.assemble(self._hooks, inp, processed, tokenize, self._capabilities.id_range)
 
     def num_media_tokens(self, width: int, height: int) -> int:
         """Tokens one ``width`` x ``height`` image expands to, without any pixels."""

@@ -81,7 +81,7 @@ def test_byte_caps(toy):
     with pytest.raises(mmf.LimitExceededError, match="item 1: .*exceeds 600 bytes") as e:
         run(pipe, [b"x" * 10, b"x" * 601], [1, 1])
     assert e.value.item == 1
-    with pytest.raises(mmf.LimitExceededError, match="item 1: multimodal request exceeds 1000 total media bytes"):
+    with pytest.raises(mmf.LimitExceededError, match="item 1: .*exceeds the request media byte budget"):
         run(pipe, [b"x" * 501, b"x" * 500], [1, 1])
 
 
@@ -256,6 +256,16 @@ def test_process_async_matches_sync(toy_pipe):
     assert ticks > 0
     with pytest.raises(mmf.InvalidInputError):
         asyncio.run(toy_pipe.process_async(mmf.MmInput(images=[], input_ids=[1])))
+
+
+@pytest.mark.parametrize("bad, k", [([7, -5, 1], 1), ([2**31, 1], 0)])
+def test_family_id_range_enforced(toy, bad, k):
+    pipe = mmf.pipeline_from_spec({"family": "toy", "int32_ids": True})
+    assert run(pipe, [png_bytes(4, 4)], [0, 1, 2**31 - 1]).input_ids.tolist() == [0, 1, 2**31 - 1]
+    with pytest.raises(mmf.InvalidInputError, match=rf"input_ids\[{k}\] = {bad[k]} is outside this family's id range \[0, 2147483647\]"):
+        run(pipe, [png_bytes(4, 4)], bad)
+    # Families without a declared range take any int64 (negative protocol placeholders).
+    assert run(mmf.pipeline_from_spec({"family": "toy"}), [png_bytes(4, 4)], [-3, 1]).input_ids.tolist() == [-3, 1]
 
 
 def test_mrope_positions_from_family(toy):

@@ -160,7 +160,7 @@ def test_presets_and_family_listing(toy):
 
 def test_family_hooks_listing(toy_pipe):
     assert toy_pipe.hooks.implemented() == [
-        "mm_layout", "mm_num_media_tokens", "mm_positions", "mm_process_item",
+        "mm_capabilities", "mm_layout", "mm_num_media_tokens", "mm_positions", "mm_process_item",
     ]
 
 

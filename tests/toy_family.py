@@ -14,7 +14,7 @@ import numpy as np
 import mm_framework as mmf
 from mm_framework.errors import SpecError
 
-FIELDS = {"image_token_id": int, "block": int, "layout": str, "fail_on_width": int, "mrope": bool}
+FIELDS = {"image_token_id": int, "block": int, "layout": str, "fail_on_width": int, "mrope": bool, "int32_ids": bool}
 
 
 class ToyFamily:
@@ -29,6 +29,11 @@ class ToyFamily:
         self.layout_kind = params.get("layout", "placeholder")
         self.fail_on_width = params.get("fail_on_width", -1)
         self.mrope = params.get("mrope", False)
+        self.int32_ids = params.get("int32_ids", False)
+
+    @mmf.hookimpl
+    def mm_capabilities(self):
+        return mmf.Capabilities(id_range=(0, 2**31 - 1) if self.int32_ids else None)
 
     def grid(self, width: int, height: int) -> tuple[int, int]:
         return max(1, height // self.block), max(1, width // self.block)

@@ -244,7 +244,7 @@ class FamilyConformance:
             data = sample_image(w, h)
             try:
                 predicted = pipeline.num_media_tokens(w, h)
-            except MediaError as e:
+            except MediaError:
                 with pytest.raises(MediaError):
                     self._run(pipeline, [data], prompt_for(1))
                 continue
