@@ -131,6 +131,12 @@ class Capabilities:
     id_range: tuple[int, int] | None = None
 
 
+# The formats the reference server decodes ("JPEG" also opens camera MPO files).
+# Everything else Pillow could parse (TIFF, PSD, ICO, ...) is refused: more decoders are
+# more attack surface, and no serving client needs them.
+DEFAULT_FORMATS = ("JPEG", "PNG", "WEBP", "GIF", "BMP")
+
+
 @attrs.frozen
 class DecodeOptions:
     """How raw bytes become RGB: chosen by the family (alpha, EXIF), bounded by limits."""
@@ -140,6 +146,7 @@ class DecodeOptions:
     )
     exif_transpose: bool = False
     max_pixels: int | None = None
+    formats: tuple[str, ...] = attrs.field(default=DEFAULT_FORMATS, converter=tuple)
 
 
 @attrs.frozen(eq=False)

@@ -16,13 +16,17 @@ from .errors import LimitExceededError, MediaError
 
 # Modes whose samples are wider than 8 bits. Pillow's convert("RGB") clamps them to 255
 # instead of rescaling, so no u8 conversion is faithful to the pixels: refuse instead.
+# Register every format plugin once: Image.open(formats=...) looks names up in the
+# registry and fails on a format whose plugin was not imported yet (WEBP).
+Image.init()
+
 _DEEP_MODES = frozenset({"I", "F", "I;16", "I;16B", "I;16L", "I;16N", "I;16S", "I;32", "I;32B", "I;32L"})
 
 
-def open_image(data: bytes, *, max_pixels: int | None) -> Image.Image:
+def open_image(data: bytes, *, max_pixels: int | None, formats: tuple[str, ...] | None = None) -> Image.Image:
     """Open ``data`` and check its declared size; no pixels are decoded yet."""
     try:
-        im = Image.open(io.BytesIO(data))
+        im = Image.open(io.BytesIO(data), formats=formats)
     except Image.DecompressionBombError as e:
         # Pillow's own bomb guard fired first (the declared size is above twice its
         # MAX_IMAGE_PIXELS); same verdict as ours, from the header alone.
@@ -49,7 +53,7 @@ def decode_rgb(data: bytes, options: DecodeOptions = DecodeOptions()) -> Decoded
     ``convert_to_rgb`` does for PIL images (also for palette transparency);
     ``"drop"`` is Pillow's ``convert("RGB")``.
     """
-    im = open_image(data, max_pixels=options.max_pixels)
+    im = open_image(data, max_pixels=options.max_pixels, formats=options.formats)
     try:
         im.load()
         if im.mode in _DEEP_MODES:

@@ -73,7 +73,14 @@ def test_deep_modes_rejected(mode, value):
     fmt = "PNG" if mode == "I;16" else "TIFF"
     data = encode(Image.new(mode, (2, 2), value), fmt)
     with pytest.raises(mmf.MediaError, match="unsupported color mode"):
-        decode_rgb(data)
+        decode_rgb(data, mmf.DecodeOptions(formats=("PNG", "TIFF")))
+
+
+def test_formats_outside_the_allowlist_are_refused():
+    tiff = encode(RGB, "TIFF")
+    with pytest.raises(mmf.MediaError, match="image decode: cannot identify image file"):
+        decode_rgb(tiff)
+    assert decode_rgb(tiff, mmf.DecodeOptions(formats=("TIFF",))).rgb.shape == (4, 6, 3)
 
 
 @pytest.mark.parametrize("data", [b"", b"hello world", b"<html></html>", b"\x89PNG\r\n\x1a\n" + b"\0" * 20])
