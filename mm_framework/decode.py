@@ -7,6 +7,7 @@ reference, whose processors receive Pillow-decoded images.
 from __future__ import annotations
 
 import io
+import re
 
 import numpy as np
 from PIL import Image, ImageOps
@@ -19,6 +20,8 @@ from .errors import LimitExceededError, MediaError
 # Register every format plugin once: Image.open(formats=...) looks names up in the
 # registry and fails on a format whose plugin was not imported yet (WEBP).
 Image.init()
+
+_OBJECT_REPR = re.compile(r"\s*<[\w.]+ object at 0x[0-9a-f]+>")
 
 _DEEP_MODES = frozenset({"I", "F", "I;16", "I;16B", "I;16L", "I;16N", "I;16S", "I;32", "I;32B", "I;32L"})
 
@@ -75,5 +78,7 @@ def decode_rgb(data: bytes, options: DecodeOptions = DecodeOptions()) -> Decoded
 
 
 def _describe(e: BaseException) -> str:
-    text = str(e) or type(e).__name__
+    # Pillow names the in-memory file by its repr; an address would make error messages
+    # differ between identical requests.
+    text = _OBJECT_REPR.sub("", str(e)).strip() or type(e).__name__
     return text if len(text) <= 200 else text[:200] + "..."
