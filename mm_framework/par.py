@@ -128,3 +128,15 @@ def pool_size() -> int:
     return 1 if mode == "inline" else int(mode)
 
 
+# Below ~0.25 MP a fan-out costs more than it saves.
+_PAR_MIN_PIXELS = 1 << 18
+
+
+def rows_per_worker(rows: int, pixels: int) -> int:
+    """Window size for :func:`for_chunks` over ``rows`` of a ``pixels``-pixel image.
+
+    One window per pool thread for large images; a single window (inline) for small ones.
+    """
+    if pixels < _PAR_MIN_PIXELS:
+        return max(1, rows)
+    return max(1, -(-rows // pool_size()))

@@ -19,7 +19,6 @@ from PIL import Image
 
 from . import par
 from .errors import MediaError, SpecError
-from .transforms import rows_per_worker
 
 RESAMPLERS = ("pil_bicubic", "pil_lanczos", "aten_u8")
 _PIL_FILTERS = {"pil_bicubic": Image.Resampling.BICUBIC, "pil_lanczos": Image.Resampling.LANCZOS}
@@ -161,7 +160,7 @@ def _aten_pass(src: np.ndarray, axis: int, out_size: int) -> np.ndarray:
             np.clip(acc_, 0, 255, out=acc_)
             out[a:b] = acc_
 
-    par.for_chunks(run, rows, rows_per_worker(rows, rows * width // 3))
+    par.for_chunks(run, rows, par.rows_per_worker(rows, rows * width // 3))
     return out.reshape(rows, -1, 3)
 
 

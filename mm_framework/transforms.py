@@ -262,19 +262,5 @@ def patchify_merged_blocks(
             if tps > 1:
                 d[:, :, :, :, 1:] = d[:, :, :, :, :1]
 
-    par.for_chunks(block_rows, bh, rows_per_worker(bh, h * w))
+    par.for_chunks(block_rows, bh, par.rows_per_worker(bh, h * w))
     return out
-
-
-def rows_per_worker(rows: int, pixels: int) -> int:
-    """Window size for :func:`mm_framework.par.for_chunks` over ``rows`` of a ``pixels`` image.
-
-    One window per pool thread for large images; a single window (inline) below
-    ~0.25 MP, where the fan-out costs more than it saves.
-    """
-    if pixels < _PAR_MIN_PIXELS:
-        return max(1, rows)
-    return max(1, -(-rows // par.pool_size()))
-
-
-_PAR_MIN_PIXELS = 1 << 18
