@@ -1,0 +1,6 @@
+"""The ``intern_vl`` family plugin for mm_framework (InternVL dynamic tiles).
+
+The plugin object the ``mm_framework`` entry point loads is :mod:`intern_vl_plugin.plugin`.
+"""
+
+__version__ = "0.1.0"

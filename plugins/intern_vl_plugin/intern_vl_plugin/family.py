@@ -1,0 +1,131 @@
+"""The ``intern_vl`` family processor: SGLang's ``InternVLImageProcessor`` for one image.
+
+Per item (families.md §4.1):
+
+1. choose a ``cols`` x ``rows`` tile grid from the aspect ratio (:mod:`.tiling`);
+2. normalize the whole image to CHW float32: ``(v / 255 - mean) / std``;
+3. float bicubic resize (torch semantics, :mod:`.bicubic`) to ``(rows * size, cols *
+   size)``, cut into tiles in row-major order;
+4. with more than one tile (and ``use_thumbnail``), resize the normalized original to
+   ``(size, size)`` and append it as the last tile.
+
+The feature is float32 ``[tiles, 3, size, size]``, geometry ``Tiles(tiles)``, no aux.
+Each ``image_token_id`` in the prompt becomes ``<img>``, ``num_image_token * tiles``
+``<IMG_CONTEXT>`` and ``</img>``; the item's offsets cover the context run only.
+
+Normalization divides by 255 like SGLang's ``tensor.float() / 255.0`` (torch divides,
+it does not multiply by a reciprocal); the Rust crate multiplies by ``f32(1/255)``, which
+differs by one ulp on 126 of the 256 byte values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+import mm_framework as mmf
+from mm_framework import par
+
+from .bicubic import resize_to_tiles
+from .spec import parse_spec
+from .tiling import TileGrid, candidate_grids, select_grid
+
+_F32 = np.float32
+# Rows of the source image per normalization window (a few hundred KiB per channel).
+_NORMALIZE_WINDOW_ELEMENTS = 1 << 17
+
+
+class InternVlFamily:
+    """The per-pipeline family object; immutable after construction, so thread-safe."""
+
+    def __init__(self, params: Mapping[str, Any]) -> None:
+        self.spec = parse_spec(params)
+        self._candidates = candidate_grids(self.spec.max_num)
+        self._mean = np.asarray(self.spec.image_mean, dtype=_F32).reshape(3, 1, 1)
+        self._std = np.asarray(self.spec.image_std, dtype=_F32).reshape(3, 1, 1)
+
+    # -- geometry -----------------------------------------------------------------
+
+    def grid(self, width: int, height: int) -> TileGrid:
+        """The tile grid of a ``width`` x ``height`` image."""
+        return select_grid(width, height, self._candidates, self.spec.use_thumbnail)
+
+    def tokens(self, tiles: int) -> int:
+        """Context tokens of an item with ``tiles`` tiles (the span its offsets cover)."""
+        return self.spec.num_image_token * tiles
+
+    def normalize(self, rgb: np.ndarray) -> np.ndarray:
+        """HWC uint8 -> CHW float32 ``(v / 255 - mean) / std``, rounded as torch does."""
+        height, width = rgb.shape[:2]
+        chw = rgb.transpose(2, 0, 1)
+        out = np.empty((3, height, width), dtype=_F32)
+
+        def run(a: int, b: int) -> None:
+            band = out[:, a:b]
+            np.divide(chw[:, a:b], _F32(255), out=band, dtype=_F32)
+            np.subtract(band, self._mean, out=band)
+            np.divide(band, self._std, out=band)
+
+        par.for_chunks(run, height, max(1, _NORMALIZE_WINDOW_ELEMENTS // width))
+        return out
+
+    # -- hooks --------------------------------------------------------------------
+
+    @mmf.hookimpl
+    def mm_process_item(self, media: mmf.DecodedImage) -> mmf.ProcessedItem:
+        size = self.spec.image_size
+        grid = self.grid(media.width, media.height)
+        feature = np.empty((grid.tiles, 3, size, size), dtype=_F32)
+        image = self.normalize(media.rgb)
+        resize_to_tiles(image, grid.cols, grid.rows, size, feature[: grid.blocks])
+        if grid.thumbnail:
+            resize_to_tiles(image, 1, 1, size, feature[grid.blocks :])
+        return mmf.ProcessedItem(feature=mmf.Tensor(feature, "f32"), geometry=mmf.Tiles(grid.tiles))
+
+    @mmf.hookimpl
+    def mm_layout(self, input_ids: np.ndarray, geometries: Sequence[Any]) -> mmf.TokenLayout:
+        counts = [self.tokens(_tiles(g)) for g in geometries]
+        by_slot = mmf.layout_by_placeholder(input_ids, self.spec.image_token_id, counts)
+        return mmf.TokenLayout(
+            mmf.Media(seg.item, self._pattern(counts[seg.item])) if isinstance(seg, mmf.Media) else seg
+            for seg in by_slot.segments
+        )
+
+    @mmf.hookimpl
+    def mm_num_media_tokens(self, width: int, height: int) -> int:
+        if width <= 0 or height <= 0:
+            raise mmf.MediaError(f"intern_vl: image size must be positive, got {width}x{height}")
+        return self.tokens(self.grid(width, height).tiles)
+
+    @mmf.hookimpl
+    def mm_model_kwargs(self, items: Sequence[mmf.OutputItem]) -> dict[str, np.ndarray]:
+        """``pixel_values`` ``[sum(tiles), 3, size, size]`` f32 and ``num_patches`` ``[n]`` i64.
+
+        ``num_patches`` is SGLang's ``num_patches_list``: the tile count of each image,
+        which splits ``pixel_values`` back into images.
+        """
+        size = self.spec.image_size
+        if not items:
+            return {
+                "pixel_values": np.zeros((0, 3, size, size), dtype=_F32),
+                "num_patches": np.zeros(0, dtype=np.int64),
+            }
+        return {
+            "pixel_values": np.concatenate([it.feature.array for it in items], axis=0),
+            "num_patches": np.asarray([it.feature.shape[0] for it in items], dtype=np.int64),
+        }
+
+    # -- helpers ------------------------------------------------------------------
+
+    def _pattern(self, n: int) -> mmf.Explicit:
+        s = self.spec
+        ids = (s.img_start_token_id,) + (s.img_context_token_id,) * n + (s.img_end_token_id,)
+        return mmf.Explicit(ids, 1, 1 + n)
+
+
+def _tiles(geometry: Any) -> int:
+    if not isinstance(geometry, mmf.Tiles):
+        raise mmf.InternalError(f"intern_vl: expected a Tiles geometry, got {type(geometry).__name__}")
+    return geometry.n

@@ -1,0 +1,23 @@
+"""Discovery hooks: the module the ``mm_framework`` entry point ``intern_vl`` loads."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import mm_framework as mmf
+
+from .family import InternVlFamily
+from .spec import FAMILY, PRESETS
+
+
+@mmf.hookimpl
+def mm_register_families(register: Callable[[str, Callable[[dict[str, Any]], object]], None]) -> None:
+    register(FAMILY, InternVlFamily)
+
+
+@mmf.hookimpl
+def mm_register_presets(register: Callable[[str, Mapping[str, Any]], None]) -> None:
+    for name, spec in PRESETS.items():
+        register(name, copy.deepcopy(spec))

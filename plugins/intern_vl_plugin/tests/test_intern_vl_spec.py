@@ -1,0 +1,102 @@
+"""Spec validation: every field checked, every failure a SpecError naming the field."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+import mm_framework as mmf
+from intern_vl_plugin.spec import FIELDS, PRESETS, parse_spec
+
+BASE = {
+    "image_token_id": 1,
+    "img_context_token_id": 2,
+    "img_start_token_id": 3,
+    "img_end_token_id": 4,
+    "image_size": 16,
+    "num_image_token": 4,
+    "max_num": 12,
+    "image_mean": [0.485, 0.456, 0.406],
+    "image_std": [0.229, 0.224, 0.225],
+}
+
+
+def test_defaults_and_roundtrip():
+    spec = parse_spec(BASE)
+    assert spec.use_thumbnail is True
+    assert spec.to_dict() == {"family": "intern_vl", **BASE, "use_thumbnail": True}
+    assert parse_spec({k: v for k, v in spec.to_dict().items() if k != "family"}) == spec
+
+
+def test_preset_is_registered_and_valid():
+    preset = mmf.preset("internvl2_5_8b")
+    assert preset == PRESETS["internvl2_5_8b"]
+    assert preset["family"] == "intern_vl"
+    assert (preset["img_start_token_id"], preset["img_end_token_id"], preset["img_context_token_id"]) == (
+        92544,
+        92545,
+        92546,
+    )
+    assert preset["image_token_id"] == preset["img_context_token_id"]
+    assert (preset["image_size"], preset["num_image_token"], preset["max_num"]) == (448, 256, 12)
+    pipe = mmf.pipeline_from_spec(json.dumps(preset))
+    assert pipe.num_media_tokens(640, 480) == 13 * 256
+
+
+def test_hf_configs_are_not_claimed():
+    # The token ids live in the tokenizer, not in config.json: no resolver is offered.
+    with pytest.raises(mmf.SpecError, match="no installed family handles model_type 'internvl_chat'"):
+        mmf.spec_from_hf_configs({"model_type": "internvl_chat"}, {})
+
+
+@pytest.mark.parametrize("field", [f for f in FIELDS if f != "use_thumbnail"])
+def test_missing_required_field(field):
+    with pytest.raises(mmf.SpecError, match=f"missing required field '{field}'"):
+        parse_spec({k: v for k, v in BASE.items() if k != field})
+
+
+def test_unknown_field():
+    with pytest.raises(mmf.SpecError, match="unknown field 'max_tiles'"):
+        parse_spec({**BASE, "max_tiles": 6})
+
+
+def test_not_a_mapping():
+    with pytest.raises(mmf.SpecError, match="expected an object"):
+        parse_spec([1, 2])
+
+
+BAD = [
+    ("image_token_id", -1, "must be >= 0"),
+    ("img_context_token_id", True, "must be an integer"),
+    ("img_start_token_id", 1.0, "must be an integer"),
+    ("img_end_token_id", 1 << 63, "must fit in int64"),
+    ("image_size", 0, "must be >= 1"),
+    ("num_image_token", 0, "must be >= 1"),
+    ("max_num", -3, "must be >= 1"),
+    ("max_num", "12", "must be an integer"),
+    ("max_num", 1025, "must be <= 1024"),
+    ("image_mean", [0.5, 0.5], "must be a list of 3 numbers"),
+    ("image_mean", "0.5", "must be a list of 3 numbers"),
+    ("image_mean", [0.5, float("nan"), 0.5], "3 finite numbers"),
+    ("image_mean", [0.5, float("inf"), 0.5], "3 finite numbers"),
+    ("image_mean", [0.5, 10**400, 0.5], "3 finite numbers"),
+    ("image_mean", [0.5, 1e39, 0.5], "float32 range"),
+    ("image_mean", [0.5, True, 0.5], "3 finite numbers"),
+    ("image_std", [0.2, 0, 0.2], "must not contain 0"),
+    ("image_std", [0.2, 1e-50, 0.2], "must not contain 0"),
+    ("use_thumbnail", 1, "must be true or false"),
+    ("use_thumbnail", "true", "must be true or false"),
+]
+
+
+@pytest.mark.parametrize("field, value, message", BAD)
+def test_bad_values_name_the_field(field, value, message):
+    with pytest.raises(mmf.SpecError, match=f"intern_vl spec: field '{field}' .*{re.escape(message)}"):
+        parse_spec({**BASE, field: value})
+
+
+def test_through_the_public_entry_point():
+    with pytest.raises(mmf.SpecError, match="field 'image_size'"):
+        mmf.pipeline_from_spec({"family": "intern_vl", **BASE, "image_size": -16})
