@@ -1,0 +1,122 @@
+"""The ``qwen_vl`` family processor: one still image in, transformers 5.24's tensors out.
+
+Per item: ``smart_resize`` -> uint8 resize (skipped when the size is already right) ->
+one LUT gather per channel straight into the final patch layout. The LUT folds
+transformers' rescale and normalize into a 3x256 float32 table, which is exact because
+both are per-channel functions of the uint8 value. Everything that depends only on
+the spec (LUT, resampler, decode options) is fixed when the pipeline is built, so the
+per-item path allocates just the resized image and the output tensor.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+import mm_framework as mmf
+from mm_framework.errors import InternalError
+from mm_framework.resize import resize_rgb
+from mm_framework.transforms import (
+    normalize_lut_fused,
+    normalize_lut_pil,
+    patchify_merged_blocks,
+    smart_resize,
+)
+
+from .spec import BACKENDS, parse_spec
+
+_LUTS = {"pil": normalize_lut_pil, "fused": normalize_lut_fused}
+
+
+class QwenVlFamily:
+    """The per-pipeline family object; immutable after construction, so thread-safe."""
+
+    def __init__(self, params: Mapping[str, Any]) -> None:
+        self.spec = parse_spec(params)
+        resample, rounding = BACKENDS[self.spec.backend]
+        self._resample = resample
+        lut = np.ascontiguousarray(_LUTS[rounding](self.spec.image_mean, self.spec.image_std), dtype=np.float32)
+        lut.flags.writeable = False
+        self._lut = lut
+        self._decode_options = mmf.DecodeOptions(alpha=self.spec.alpha, exif_transpose=self.spec.exif_transpose)
+
+    # -- geometry -----------------------------------------------------------------
+
+    def target_size(self, width: int, height: int) -> tuple[int, int]:
+        """``(width, height)`` the image is resized to; ``MediaError`` when rejected."""
+        s = self.spec
+        th, tw = smart_resize(height, width, s.factor, s.min_pixels, s.max_pixels)
+        return tw, th
+
+    def grid(self, width: int, height: int) -> mmf.Grid:
+        tw, th = self.target_size(width, height)
+        return mmf.Grid(1, th // self.spec.patch_size, tw // self.spec.patch_size)
+
+    def tokens(self, grid: mmf.Grid) -> int:
+        return grid.t * grid.h * grid.w // (self.spec.merge_size**2)
+
+    def resized(self, rgb: np.ndarray) -> np.ndarray:
+        """The uint8 HWC image the patches are cut from (``rgb`` itself when no resize)."""
+        h, w = rgb.shape[:2]
+        tw, th = self.target_size(w, h)
+        if (th, tw) == (h, w):
+            # transformers copies here; the bytes are the same, so skip the copy.
+            return rgb
+        return resize_rgb(rgb, tw, th, self._resample)
+
+    # -- hooks --------------------------------------------------------------------
+
+    @mmf.hookimpl
+    def mm_decode_options(self) -> mmf.DecodeOptions:
+        return self._decode_options
+
+    @mmf.hookimpl
+    def mm_process_item(self, media: mmf.DecodedImage) -> mmf.ProcessedItem:
+        s = self.spec
+        rgb = self.resized(media.rgb)
+        gh, gw = rgb.shape[0] // s.patch_size, rgb.shape[1] // s.patch_size
+        pixel_values = patchify_merged_blocks(rgb, s.patch_size, s.merge_size, s.temporal_patch_size, self._lut)
+        return mmf.ProcessedItem(
+            feature=mmf.Tensor(pixel_values, "f32"),
+            aux={"image_grid_thw": mmf.Tensor.i64([1, gh, gw])},
+            geometry=mmf.Grid(1, gh, gw),
+        )
+
+    @mmf.hookimpl
+    def mm_layout(self, input_ids: np.ndarray, geometries: Sequence[Any]) -> mmf.TokenLayout:
+        counts = [self.tokens(_grid(g)) for g in geometries]
+        return mmf.layout_by_placeholder(input_ids, self.spec.image_token_id, counts)
+
+    @mmf.hookimpl
+    def mm_positions(
+        self, input_len: int, offsets: Sequence[tuple[int, int]], geometries: Sequence[Any]
+    ) -> mmf.MRope:
+        items = sorted(((s, e, _grid(g)) for (s, e), g in zip(offsets, geometries)), key=lambda it: it[0])
+        return mmf.mrope_image_only(input_len, items, self.spec.merge_size)
+
+    @mmf.hookimpl
+    def mm_num_media_tokens(self, width: int, height: int) -> int:
+        return self.tokens(self.grid(width, height))
+
+    @mmf.hookimpl
+    def mm_model_kwargs(self, items: Sequence[mmf.OutputItem]) -> dict[str, np.ndarray]:
+        """``pixel_values`` ``[sum(gh*gw), 3*T*P*P]`` f32 and ``image_grid_thw`` ``[n, 3]`` i64."""
+        s = self.spec
+        dim = 3 * s.temporal_patch_size * s.patch_size * s.patch_size
+        if not items:
+            return {
+                "pixel_values": np.zeros((0, dim), dtype=np.float32),
+                "image_grid_thw": np.zeros((0, 3), dtype=np.int64),
+            }
+        return {
+            "pixel_values": np.concatenate([it.feature.array for it in items], axis=0),
+            "image_grid_thw": np.stack([it.aux["image_grid_thw"].array for it in items]),
+        }
+
+
+def _grid(geometry: Any) -> mmf.Grid:
+    if not isinstance(geometry, mmf.Grid):
+        raise InternalError(f"qwen_vl: expected a Grid geometry, got {type(geometry).__name__}")
+    return geometry

@@ -1,0 +1,127 @@
+"""The qwen_vl spec: every field validated with a SpecError naming it; presets; discovery."""
+
+from __future__ import annotations
+
+import copy
+import json
+import pickle
+
+import pytest
+
+import mm_framework as mmf
+from qwen_vl_plugin.spec import CLIP_MEAN, CLIP_STD, FIELDS, PRESETS
+
+BASE = {k: v for k, v in PRESETS["qwen2_vl"].items() if k != "family"}
+
+
+def build(**changes):
+    params = {**copy.deepcopy(BASE), **changes}
+    return mmf.pipeline_from_spec({"family": "qwen_vl", **params})
+
+
+def test_family_is_discovered_through_its_entry_point():
+    fams = {f["name"]: f for f in mmf.list_families()}
+    assert fams["qwen_vl"]["distribution"] == "mm-framework-qwen-vl"
+    assert fams["qwen_vl"]["plugin"] == "qwen_vl"
+
+
+def test_presets_are_complete_resolved_specs():
+    assert mmf.preset("qwen2_vl") == {
+        "family": "qwen_vl",
+        "image_token_id": 151655,
+        "patch_size": 14,
+        "merge_size": 2,
+        "temporal_patch_size": 2,
+        "min_pixels": 3136,
+        "max_pixels": 1003520,
+        "image_mean": list(CLIP_MEAN),
+        "image_std": list(CLIP_STD),
+        "backend": "pil",
+        "alpha": "composite",
+        "exif_transpose": False,
+    }
+    assert mmf.preset("qwen2_5_vl")["max_pixels"] == 12845056
+    q3 = mmf.preset("qwen3_vl")
+    assert (q3["patch_size"], q3["min_pixels"], q3["max_pixels"], q3["image_mean"], q3["image_std"]) == (
+        16, 65536, 16777216, [0.5] * 3, [0.5] * 3
+    )
+    assert mmf.preset("qwen3_5") == {**q3, "image_token_id": 248056}
+    for name in ("qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_5"):
+        spec = mmf.preset(name)
+        assert set(spec) == {"family", *FIELDS}
+        assert mmf.pipeline_from_spec(spec).family == "qwen_vl"
+
+
+def test_preset_is_a_copy():
+    mmf.preset("qwen2_vl")["image_mean"][0] = 9.0
+    assert mmf.preset("qwen2_vl")["image_mean"][0] == CLIP_MEAN[0]
+
+
+def test_defaults_for_optional_fields():
+    params = {k: v for k, v in BASE.items() if k not in ("backend", "alpha", "exif_transpose")}
+    pipe = mmf.pipeline_from_spec({"family": "qwen_vl", **params})
+    fam = pipe.hooks.processor
+    assert (fam.spec.backend, fam.spec.alpha, fam.spec.exif_transpose) == ("pil", "composite", False)
+    assert pipe.hooks.decode_options() == mmf.DecodeOptions(alpha="composite", exif_transpose=False)
+
+
+def test_decode_options_follow_the_spec():
+    pipe = build(alpha="drop", exif_transpose=True)
+    assert pipe.hooks.decode_options() == mmf.DecodeOptions(alpha="drop", exif_transpose=True)
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("image_token_id", -1),
+        ("image_token_id", "151655"),
+        ("image_token_id", True),
+        ("image_token_id", 1.0),
+        ("image_token_id", 1 << 63),
+        ("patch_size", 0),
+        ("patch_size", 14.0),
+        ("merge_size", 0),
+        ("merge_size", None),
+        ("temporal_patch_size", 0),
+        ("min_pixels", 0),
+        ("max_pixels", 0),
+        ("max_pixels", "big"),
+        ("image_mean", [0.5, 0.5]),
+        ("image_mean", [0.5, 0.5, "x"]),
+        ("image_mean", 0.5),
+        ("image_mean", [0.5, 0.5, float("nan")]),
+        ("image_std", [0.5, 0.0, 0.5]),
+        ("image_std", [0.5, 0.5, float("inf")]),
+        ("image_std", [True, 0.5, 0.5]),
+        ("backend", "fast"),
+        ("backend", None),
+        ("alpha", "white"),
+        ("exif_transpose", "yes"),
+        ("exif_transpose", 1),
+    ],
+)
+def test_bad_field_is_a_spec_error_naming_it(field, value):
+    with pytest.raises(mmf.SpecError, match=f"'{field}'"):
+        build(**{field: value})
+
+
+@pytest.mark.parametrize("field", ["image_token_id", "patch_size", "merge_size", "temporal_patch_size",
+                                   "min_pixels", "max_pixels", "image_mean", "image_std"])
+def test_missing_required_field_is_named(field):
+    params = {k: v for k, v in BASE.items() if k != field}
+    with pytest.raises(mmf.SpecError, match=f"missing required field '{field}'"):
+        mmf.pipeline_from_spec({"family": "qwen_vl", **params})
+
+
+def test_unknown_field_is_named():
+    with pytest.raises(mmf.SpecError, match="unknown field 'resample'"):
+        build(resample="pil")
+
+
+def test_spec_round_trips_as_json_and_pickle():
+    spec = {**mmf.preset("qwen3_vl"), "backend": "torchvision"}
+    pipe = mmf.pipeline_from_spec(json.dumps(spec))
+    assert pipe.spec == spec
+    again = pickle.loads(pickle.dumps(pipe))
+    assert again.spec == spec
+    assert again.num_media_tokens(640, 480) == pipe.num_media_tokens(640, 480) == 300
