@@ -69,6 +69,11 @@ class QwenVlFamily:
     # -- hooks --------------------------------------------------------------------
 
     @mmf.hookimpl
+    def mm_capabilities(self) -> mmf.Capabilities:
+        # Qwen vocabularies are int32 token ids; anything else is a caller bug.
+        return mmf.Capabilities(id_range=(0, 2**31 - 1))
+
+    @mmf.hookimpl
     def mm_decode_options(self) -> mmf.DecodeOptions:
         return self._decode_options
 

@@ -155,6 +155,13 @@ def test_placeholder_count_mismatch_is_a_layout_error():
         pipe.process(mmf.MmInput(images=[png(56, 56)], input_ids=[PAD, 5, PAD]))
 
 
+@pytest.mark.parametrize("ids, k", [([PAD, -1], 1), ([2**31, PAD], 0)])
+def test_prompt_ids_must_be_int32_token_ids(ids, k):
+    pipe = mmf.pipeline_from_spec(Q2)
+    with pytest.raises(mmf.InvalidInputError, match=rf"input_ids\[{k}\] = {ids[k]} is outside this family's id range"):
+        pipe.process(mmf.MmInput(images=[png(56, 56)], input_ids=ids))
+
+
 def test_model_kwargs_of_no_items_keep_their_shapes():
     kw = family(mmf.preset("qwen3_vl")).mm_model_kwargs(items=[])
     assert kw["pixel_values"].shape == (0, 1536) and kw["image_grid_thw"].shape == (0, 3)
