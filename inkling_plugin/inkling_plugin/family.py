@@ -1,0 +1,125 @@
+"""The ``inkling`` family: one LLM token per bf16 patch, plain 1-D positions.
+
+Spec (every field optional, defaults shown; unknown fields are errors)::
+
+    {"family": "inkling", "patch_size": 40, "rescale_frac": 2.0, "rescale_cap": 2048,
+     "image_token_id": -101}
+
+``rescale_frac`` / ``rescale_cap`` may be ``null`` (no rescale / no cap; a cap needs
+``rescale_frac > 1``). ``image_token_id`` is any int64; the default ``-101`` is the Inkling
+protocol's negative placeholder, which the model runner swaps for image embeddings.
+
+Per item: decode (alpha dropped, no EXIF orientation: the core defaults, as the seed),
+``scaled_dims`` + Pillow LANCZOS when the size changes, then the patchify of
+:mod:`.patchify`. Outputs:
+
+- feature: bf16 ``[n, ps, ps, 3]`` with ``n = ceil(h/ps) * (w//ps + 1)`` (h, w after the
+  rescale);
+- aux: ``patch_grid`` i64 ``[nph, npw]`` and ``image_size`` i64 ``[h, w]`` (post-rescale);
+- geometry ``Grid(1, nph, npw)``; layout: the i-th ``image_token_id`` becomes ``n``
+  copies of itself; positions: ``Rope1D`` (the default).
+
+``model_kwargs()`` gives what the Inkling runner consumes:
+
+- ``vision_patches``: bf16 bits ``[N, ps, ps, 3]``, every item's patches concatenated in
+  item order (the runner views them as ``torch.bfloat16``, then
+  ``.view(N, 1, ps, ps, 3).expand(N, 2, ps, ps, 3)`` for its ``vision_patches_bthwc``: the
+  temporal copy is a zero-copy broadcast there, so it is not materialized here);
+- ``num_patches``: i64 ``[items]``, each item's ``n`` (its slice of ``vision_patches``);
+- ``patch_grids``: i64 ``[items, 2]`` of ``(nph, npw)``;
+- ``image_sizes``: i64 ``[items, 2]`` of the post-rescale ``(h, w)``.
+
+A rescale past ``mm_framework.limits.DEFAULT_MAX_IMAGE_PIXELS`` (only reachable with a
+large ``rescale_frac`` and no cap) is a ``LimitExceededError``, from
+``mm_num_media_tokens`` too, so the two never disagree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from numbers import Integral
+from typing import Any
+
+import numpy as np
+
+from mm_framework import hookimpl
+from mm_framework.carriers import DecodedImage, DecodeOptions, Grid, OutputItem, ProcessedItem, Tensor
+from mm_framework.errors import MediaError, SpecError
+from mm_framework.layout import TokenLayout, layout_by_placeholder
+
+from .api import rescale_patchify, rescaled_size
+from .params import check_patch_size, check_rescale
+from .patchify import patch_grid
+
+DEFAULTS: Mapping[str, Any] = {"patch_size": 40, "rescale_frac": 2.0, "rescale_cap": 2048, "image_token_id": -101}
+
+_I64_MIN, _I64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def _token_id(value: Any) -> int:
+    if not isinstance(value, Integral) or isinstance(value, bool):
+        raise SpecError(f"image_token_id must be an int, got {type(value).__name__}")
+    if not _I64_MIN <= value <= _I64_MAX:
+        raise SpecError(f"image_token_id must fit in int64, got {value}")
+    return int(value)
+
+
+class InklingFamily:
+    """Family processor for one validated spec; immutable and shared across threads."""
+
+    def __init__(self, params: Mapping[str, Any]) -> None:
+        unknown = sorted(set(params) - set(DEFAULTS))
+        if unknown:
+            raise SpecError(f"inkling spec: unknown field(s) {unknown}; known: {sorted(DEFAULTS)}")
+        p = {**DEFAULTS, **params}
+        try:
+            self.patch_size = check_patch_size(p["patch_size"])
+            self.rescale_frac, self.rescale_cap = check_rescale(p["rescale_frac"], p["rescale_cap"])
+            self.image_token_id = _token_id(p["image_token_id"])
+        except SpecError as e:
+            raise SpecError(f"inkling spec: {e}") from None
+
+    def __repr__(self) -> str:
+        return (
+            f"InklingFamily(patch_size={self.patch_size}, rescale_frac={self.rescale_frac}, "
+            f"rescale_cap={self.rescale_cap}, image_token_id={self.image_token_id})"
+        )
+
+    @hookimpl
+    def mm_decode_options(self) -> DecodeOptions:
+        return DecodeOptions(alpha="drop", exif_transpose=False)
+
+    @hookimpl
+    def mm_process_item(self, media: DecodedImage) -> ProcessedItem:
+        h, w, bits = rescale_patchify(media.rgb, self.patch_size, self.rescale_frac, self.rescale_cap)
+        nph, npw = patch_grid(h, w, self.patch_size)
+        return ProcessedItem(
+            feature=Tensor.bf16(bits),
+            aux={"patch_grid": Tensor.i64([nph, npw]), "image_size": Tensor.i64([h, w])},
+            geometry=Grid(1, nph, npw),
+        )
+
+    @hookimpl
+    def mm_layout(self, input_ids: np.ndarray, geometries: Sequence[Grid]) -> TokenLayout:
+        return layout_by_placeholder(input_ids, self.image_token_id, [g.t * g.h * g.w for g in geometries])
+
+    @hookimpl
+    def mm_num_media_tokens(self, width: int, height: int) -> int:
+        if not all(isinstance(v, Integral) and not isinstance(v, bool) for v in (width, height)):
+            raise MediaError(f"inkling: image size must be ints, got {width!r} x {height!r}")
+        if width <= 0 or height <= 0:
+            raise MediaError(f"inkling: image size must be positive, got {width}x{height}")
+        w, h = rescaled_size(int(width), int(height), self.rescale_frac, self.rescale_cap)
+        nph, npw = patch_grid(h, w, self.patch_size)
+        return nph * npw
+
+    @hookimpl
+    def mm_model_kwargs(self, items: Sequence[OutputItem]) -> dict[str, np.ndarray]:
+        if not items:
+            return {}
+        return {
+            "vision_patches": np.concatenate([it.feature.array for it in items], axis=0),
+            "num_patches": np.array([it.feature.shape[0] for it in items], dtype=np.int64),
+            "patch_grids": np.stack([it.aux["patch_grid"].array for it in items]),
+            "image_sizes": np.stack([it.aux["image_size"].array for it in items]),
+        }
