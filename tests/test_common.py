@@ -14,23 +14,8 @@ from mm_framework.errors import InvalidInputError, MediaError, MmError, SpecErro
 
 # ----- scaled_dims --------------------------------------------------------------------
 
-PINS = [
-    # core-contracts §13 (crate unit pins)
-    ((80, 60, None, None), (80, 60)),
-    ((80, 60, 0.5, None), (40, 30)),
-    ((3, 1, 0.1, None), (1, 1)),
-    ((0, 0, 0.5, None), (0, 0)),
-    ((80, 60, 2.0, None), (160, 120)),
-    ((80, 60, 2.0, 120), (120, 90)),
-    ((80, 60, 0.9, 40), (72, 54)),
-    # families.md §3.2 (frac 2.0, cap 2048)
-    ((1920, 1080, 2.0, 2048), (2048, 1152)),
-    ((640, 480, 2.0, 2048), (1280, 960)),
-    ((4000, 3000, 2.0, 2048), (4000, 3000)),
-    ((1024, 1024, 2.0, 2048), (2048, 2048)),
-    ((2048, 100, 2.0, 2048), (2048, 100)),
-    ((50, 34, 2.0, 2048), (100, 68)),
-]
+# core-contracts §13 and families.md §3.2, shared with the transforms tests.
+from test_transforms import SCALED_DIMS_PINS as PINS  # noqa: E402
 
 
 @pytest.mark.parametrize("args,want", PINS, ids=[str(a) for a, _ in PINS])

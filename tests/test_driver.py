@@ -208,30 +208,6 @@ def test_inline_mode_starts_no_threads(toy_pipe, threads):
     assert not [t for t in threading.enumerate() if t.name.startswith(par.THREAD_PREFIX)]
 
 
-def test_one_pipeline_shared_by_eight_threads(toy_pipe, threads):
-    threads(2)
-    requests = [([png_bytes(8 + k % 5, 8, k), png_bytes(12, 4 + k % 3, k + 100)], [k + 10, 1, 1]) for k in range(24)]
-    serial = [run(toy_pipe, imgs, ids) for imgs, ids in requests]
-    results: dict[int, mmf.Output] = {}
-    errors = []
-
-    def worker(start):
-        try:
-            for k in range(start, len(requests), 8):
-                results[k] = run(toy_pipe, *requests[k])
-        except Exception as e:  # pragma: no cover - reported below
-            errors.append(e)
-
-    ts = [threading.Thread(target=worker, args=(s,)) for s in range(8)]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join()
-    assert not errors
-    for k, out in enumerate(serial):
-        assert_same(out, results[k])
-
-
 def test_process_async_matches_sync(toy_pipe):
     imgs = [png_bytes(8, 8, 5), png_bytes(16, 4, 6)]
 
