@@ -1,0 +1,219 @@
+"""What a media fetch may do and how much it may read.
+
+* the source forms (:data:`FORMS`) and :func:`source_form`, which tells them apart by
+  the reference's precedence (the table is in :mod:`mm_framework.fetch`);
+* :class:`FetchPolicy`, the forms, local roots and network targets a pipeline allows;
+* the byte caps: :class:`ByteBudget`, one request's shared budget, and
+  :class:`Collector`, one source's bytes under its cap and that budget.
+
+The lowest of the fetch modules: :mod:`mm_framework.http_fetch` and
+:mod:`mm_framework.fetch` build on it, it imports neither.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any
+
+import attrs
+
+from .errors import FetchError, LimitExceededError
+from .proxy import parse_port, redact
+
+FORMS = ("http", "https", "file", "path", "data", "base64")
+HTTP_FORMS = frozenset({"http", "https"})
+CHUNK_BYTES = 256 * 1024  # largest piece inflated or read in one step
+
+
+# --------------------------------------------------------------------------- policy
+
+
+def _schemes(value: Any) -> frozenset[str]:
+    if isinstance(value, str):
+        raise TypeError("FetchPolicy.schemes must be a collection of form names, not one string")
+    forms = frozenset(value)
+    unknown = forms - set(FORMS)
+    if unknown:
+        raise ValueError(f"FetchPolicy.schemes: unknown form(s) {sorted(unknown)}; known: {list(FORMS)}")
+    return forms
+
+
+def _roots(value: Any) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    if isinstance(value, (str, bytes, os.PathLike)):
+        raise TypeError("FetchPolicy.local_roots must be a sequence of directories, not one path")
+    roots = tuple(os.fspath(r) for r in value)
+    if any(not isinstance(r, str) or not r for r in roots):
+        raise ValueError(f"FetchPolicy.local_roots: every root must be a non-empty str path, got {roots!r}")
+    # Absolute now, so a later chdir cannot move the roots.
+    return tuple(os.path.abspath(r) for r in roots)
+
+
+def allowed_entry(entry: str) -> tuple[str, int | None]:
+    """``host``, ``host:port``, ``[v6]`` or ``[v6]:port`` as ``(host, port or None)``."""
+    if entry.startswith("["):
+        host, close, rest = entry[1:].partition("]")
+        if not close or (rest and not rest.startswith(":")):
+            raise ValueError(f"FetchPolicy.allowed_hosts: malformed entry {entry!r}")
+        port_text = rest[1:] if rest else None
+    elif entry.count(":") == 1:
+        host, port_text = entry.split(":")
+    elif ":" in entry:
+        raise ValueError(f"FetchPolicy.allowed_hosts: write IPv6 hosts in brackets, got {entry!r}")
+    else:
+        host, port_text = entry, None
+    port = None if port_text is None else parse_port(port_text)
+    if not host or (port_text is not None and port is None):
+        raise ValueError(f"FetchPolicy.allowed_hosts: malformed entry {entry!r} (expected host or host:port)")
+    return host, port
+
+
+def _hosts(value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        raise TypeError("FetchPolicy.allowed_hosts must be a sequence of entries, not one string")
+    entries = tuple(value)
+    if any(not isinstance(e, str) for e in entries):
+        raise TypeError(f"FetchPolicy.allowed_hosts entries must be str, got {entries!r}")
+    entries = tuple(e.strip().lower() for e in entries)
+    for e in entries:
+        allowed_entry(e)
+    return entries
+
+
+def _non_negative(_inst: object, attr: attrs.Attribute, value: int) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise ValueError(f"FetchPolicy.{attr.name} must be an int >= 0, got {value!r}")
+
+
+@attrs.frozen
+class FetchPolicy:
+    """What a pipeline may fetch. The default allows every form and any target, as the
+    reference does; a server taking sources from untrusted clients should narrow it.
+
+    * ``schemes``: the source forms allowed, among :data:`FORMS` (``"http"``, ``"https"``,
+      ``"file"``, ``"path"``, ``"data"``, ``"base64"``). Redirects are only followed to
+      allowed ``http``/``https`` URLs.
+    * ``local_roots``: ``None`` allows any path; otherwise ``file``/``path`` sources must
+      resolve (after symlinks and ``..``) inside one of these directories. An empty
+      tuple allows no local file at all.
+    * ``allow_private_networks``: when false, an HTTP target (every redirect hop too) is
+      resolved before connecting and refused if any of its addresses is loopback,
+      private, link-local, multicast, reserved, unspecified or otherwise not global. The
+      connection then goes to the checked address, so DNS cannot swap it in between.
+      Through a proxy the target is checked with local DNS (and refused if that fails);
+      the proxy resolves it again on its own, so restrict the proxy as well.
+    * ``allowed_hosts``: exceptions to the previous rule, ``host`` (any port) or
+      ``host:port`` (IPv6 as ``[addr]`` / ``[addr]:port``), matched against the URL's
+      host exactly (no subdomains) and its port (default ports filled in).
+    * ``max_redirects``: redirects followed per source (5, as the reference's client).
+    """
+
+    schemes: frozenset[str] = attrs.field(default=frozenset(FORMS), converter=_schemes)
+    local_roots: tuple[str, ...] | None = attrs.field(default=None, converter=_roots)
+    allow_private_networks: bool = attrs.field(default=True, validator=attrs.validators.instance_of(bool))
+    allowed_hosts: tuple[str, ...] = attrs.field(default=(), converter=_hosts)
+    max_redirects: int = attrs.field(default=5, validator=_non_negative)
+
+
+DEFAULT_POLICY = FetchPolicy()
+
+
+def source_form(source: str) -> str:
+    """Which of :data:`FORMS` a string source is, by the reference's precedence."""
+    if source.startswith("http://"):
+        return "http"
+    if source.startswith("https://"):
+        return "https"
+    if source.startswith("file://"):
+        return "file"
+    if source.startswith("/"):
+        return "path"
+    if source.startswith("data:"):
+        return "data"
+    return "base64"
+
+
+def shown_source(source: str) -> str:
+    """A source as error messages show it: no userinfo, and long text abbreviated."""
+    source = redact(source)
+    return source if len(source) <= 256 else f"{source[:128]}... ({len(source)} chars)"
+
+
+def check_form(form: str, policy: FetchPolicy) -> None:
+    if form not in policy.schemes:
+        allowed = ", ".join(f for f in FORMS if f in policy.schemes) or "none"
+        raise FetchError(f"media fetch: {form} source refused by fetch policy schemes (allowed: {allowed})")
+
+
+# --------------------------------------------------------------------------- byte limits
+
+
+class ByteBudget:
+    """A request's shared byte budget; thread-safe so concurrent sources stop together."""
+
+    def __init__(self, total: int) -> None:
+        self.total = total
+        self._used = 0
+        self._lock = threading.Lock()
+
+    @property
+    def remaining(self) -> int:
+        return self.total - self._used
+
+    def claim(self, n: int) -> bool:
+        with self._lock:
+            if self._used + n > self.total:
+                return False
+            self._used += n
+            return True
+
+    def release(self, n: int) -> None:
+        with self._lock:
+            self._used -= n
+
+
+class Collector:
+    """One source's bytes as they arrive, under its cap and the request budget."""
+
+    def __init__(self, what: str, max_bytes: int, budget: ByteBudget) -> None:
+        self.what = what
+        self.max_bytes = max_bytes
+        self.budget = budget
+        self.size = 0
+        self._chunks: list[bytes] = []
+
+    def _over_cap(self) -> LimitExceededError:
+        return LimitExceededError(f"media fetch: {self.what}: exceeds {self.max_bytes} bytes")
+
+    def _over_budget(self) -> LimitExceededError:
+        return LimitExceededError(f"media fetch: {self.what}: exceeds the request media byte budget")
+
+    def expect(self, declared: int) -> None:
+        """Fail early on a declared size (Content-Length, file size) that cannot fit."""
+        if declared > self.max_bytes:
+            raise self._over_cap()
+        if declared > self.budget.remaining:
+            raise self._over_budget()
+
+    def add(self, chunk: bytes) -> None:
+        n = len(chunk)
+        if self.size + n > self.max_bytes:
+            raise self._over_cap()
+        if not self.budget.claim(n):
+            raise self._over_budget()
+        self._chunks.append(chunk)
+        self.size += n
+
+    def result(self) -> bytes:
+        return self._chunks[0] if len(self._chunks) == 1 else b"".join(self._chunks)
+
+
+def take_bytes(src: bytes | bytearray | memoryview, max_bytes: int, budget: ByteBudget) -> bytes:
+    data = src if isinstance(src, bytes) else bytes(src)  # a private copy of mutable buffers
+    if len(data) > max_bytes:
+        raise LimitExceededError(f"media source of {len(data)} bytes exceeds {max_bytes} bytes")
+    if not budget.claim(len(data)):
+        raise LimitExceededError(f"media source of {len(data)} bytes exceeds the request media byte budget")
+    return data
