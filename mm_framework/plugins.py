@@ -22,13 +22,15 @@ import pluggy
 
 from . import hookspecs
 from .carriers import Capabilities, DecodedImage, DecodeOptions, Geometry, OutputItem, Positions, ProcessedItem
-from .errors import InternalError, MmError, SpecError
+from .errors import InternalError, MmError, SpecError, UnsupportedError
 from .layout import TokenLayout
 
 ENTRY_POINT_GROUP = hookspecs.PROJECT
 
 _lock = threading.RLock()
 _pm: pluggy.PluginManager | None = None
+# Which distribution (name, version) each entry-point plugin object came from.
+_DIST_OF: dict[int, tuple[str, str]] = {}
 
 
 def _names(var: str) -> set[str] | None:
@@ -51,9 +53,6 @@ def _load_entry_points(pm: pluggy.PluginManager) -> None:
         plugin = ep.load()
         pm.register(plugin, name=ep.name)
         _DIST_OF[id(plugin)] = (dist, ep.dist.version if ep.dist is not None else "")
-
-
-_DIST_OF: dict[int, tuple[str, str]] = {}
 
 
 def plugin_manager() -> pluggy.PluginManager:
@@ -101,11 +100,8 @@ class FamilyInfo:
     version: str
 
 
-def _origin(pm: pluggy.PluginManager, impl: pluggy.HookImpl) -> tuple[str, str]:
-    dist = _DIST_OF.get(id(impl.plugin))
-    if dist is not None:
-        return dist
-    return (f"<in-process plugin {impl.plugin_name}>", "")
+def _origin(impl: pluggy.HookImpl) -> tuple[str, str]:
+    return _DIST_OF.get(id(impl.plugin), (f"<in-process plugin {impl.plugin_name}>", ""))
 
 
 def families() -> dict[str, FamilyInfo]:
@@ -113,7 +109,7 @@ def families() -> dict[str, FamilyInfo]:
     pm = plugin_manager()
     found: dict[str, FamilyInfo] = {}
     for impl in pm.hook.mm_register_families.get_hookimpls():
-        dist, version = _origin(pm, impl)
+        dist, version = _origin(impl)
 
         def reg(name: str, factory: Callable[[dict[str, Any]], object], *, _impl=impl, _dist=dist, _ver=version) -> None:
             if not isinstance(name, str) or not name:
@@ -221,6 +217,8 @@ class FamilyHooks:
         )
 
     def num_media_tokens(self, width: int, height: int) -> int:
+        if not self._hook.mm_num_media_tokens.get_hookimpls():
+            raise UnsupportedError(f"family {self.family!r} does not count tokens without pixels")
         return int(
             self._call("mm_num_media_tokens", self._hook.mm_num_media_tokens, width=width, height=height)
         )

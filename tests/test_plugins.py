@@ -181,3 +181,22 @@ def test_factory_crash_is_internal_error():
 def test_no_family_for_hf_config():
     with pytest.raises(mmf.SpecError, match="no installed family handles model_type 'llama'"):
         mmf.spec_from_hf_configs({"model_type": "llama"}, {})
+
+
+def test_family_without_token_count_is_unsupported(toy_site):
+    out = run_py(toy_site, """
+        import json, mm_framework as mmf
+        import mm_toy_family
+        class NoCount(mm_toy_family.OneToken):
+            mm_num_media_tokens = None
+        class P:
+            @mmf.hookimpl
+            def mm_register_families(self, register):
+                register("nocount", NoCount)
+        mmf.plugins.register(P(), name="p")
+        try:
+            mmf.pipeline_from_spec({"family": "nocount"}).num_media_tokens(4, 4)
+        except mmf.UnsupportedError as e:
+            print(json.dumps(str(e)))
+    """)
+    assert out == "family 'nocount' does not count tokens without pixels"
