@@ -117,9 +117,10 @@ def cmd_plugins(args: argparse.Namespace) -> int:
     for f in fams:
         where = f"{f['distribution']} {f['version']}".strip()
         print(f"{f['name']}  ({where})")
+        # Hooks are listed from a built pipeline: a preset's spec, else the family's defaults.
+        spec = next((p for p in presets.values() if p["family"] == f["name"]), {"family": f["name"]})
         try:
-            spec = next((p for p in presets.values() if p["family"] == f["name"]), None)
-            hooks = pipeline_from_spec(spec).hooks.implemented() if spec else None
+            hooks = pipeline_from_spec(spec).hooks.implemented()
         except MmError:
             hooks = None
         if hooks:
