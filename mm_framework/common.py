@@ -13,8 +13,7 @@ Two return shapes differ from the seed on purpose: the seed's ``resize_rgb`` and
 
 from __future__ import annotations
 
-import math
-from numbers import Integral, Real
+from numbers import Integral
 from typing import Any
 
 import numpy as np
@@ -25,6 +24,7 @@ from . import hashing as _hashing
 from . import resize as _resize
 from . import transforms as _transforms
 from .errors import InvalidInputError, MediaError, SpecError
+from .spec_fields import SpecFields
 
 BytesLike = bytes | bytearray | memoryview
 
@@ -72,21 +72,8 @@ def check_rescale_args(rescale_frac: Any, rescale_cap: Any) -> tuple[float | Non
     naming the argument. Callers with stricter rules (Inkling: a cap needs a factor > 1)
     add them on top.
     """
-    frac: float | None = None
-    if rescale_frac is not None:
-        if not isinstance(rescale_frac, Real) or isinstance(rescale_frac, bool):
-            raise SpecError(f"rescale_frac must be a number or None, got {type(rescale_frac).__name__}")
-        frac = float(rescale_frac)
-        if not math.isfinite(frac) or frac <= 0:
-            raise SpecError(f"rescale_frac must be finite and greater than zero, got {rescale_frac!r}")
-    cap: int | None = None
-    if rescale_cap is not None:
-        if not _is_int(rescale_cap):
-            raise SpecError(f"rescale_cap must be an int or None, got {type(rescale_cap).__name__}")
-        cap = int(rescale_cap)
-        if cap <= 0:
-            raise SpecError(f"rescale_cap must be greater than zero, got {rescale_cap!r}")
-    return frac, cap
+    f = SpecFields.arguments(rescale_frac=rescale_frac, rescale_cap=rescale_cap)
+    return f.number("rescale_frac", positive=True, nullable=True), f.integer("rescale_cap", minimum=1, nullable=True)
 
 
 def resize_rgb(arr: np.ndarray, out_w: int, out_h: int, resample: str = "pil_lanczos") -> np.ndarray:

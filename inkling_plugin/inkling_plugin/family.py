@@ -44,40 +44,19 @@ import numpy as np
 
 from mm_framework import hookimpl
 from mm_framework.carriers import DecodedImage, DecodeOptions, Grid, OutputItem, ProcessedItem, Tensor
-from mm_framework.errors import MediaError, SpecError
+from mm_framework.errors import MediaError
 from mm_framework.layout import TokenLayout, layout_by_placeholder
 
 from .api import rescale_patchify, rescaled_size
-from .params import check_patch_size, check_rescale
+from .params import parse_spec
 from .patchify import patch_grid
-
-DEFAULTS: Mapping[str, Any] = {"patch_size": 40, "rescale_frac": 2.0, "rescale_cap": 2048, "image_token_id": -101}
-
-_I64_MIN, _I64_MAX = -(1 << 63), (1 << 63) - 1
-
-
-def _token_id(value: Any) -> int:
-    if not isinstance(value, Integral) or isinstance(value, bool):
-        raise SpecError(f"image_token_id must be an int, got {type(value).__name__}")
-    if not _I64_MIN <= value <= _I64_MAX:
-        raise SpecError(f"image_token_id must fit in int64, got {value}")
-    return int(value)
 
 
 class InklingFamily:
     """Family processor for one validated spec; immutable and shared across threads."""
 
     def __init__(self, params: Mapping[str, Any]) -> None:
-        unknown = sorted(set(params) - set(DEFAULTS))
-        if unknown:
-            raise SpecError(f"inkling spec: unknown field(s) {unknown}; known: {sorted(DEFAULTS)}")
-        p = {**DEFAULTS, **params}
-        try:
-            self.patch_size = check_patch_size(p["patch_size"])
-            self.rescale_frac, self.rescale_cap = check_rescale(p["rescale_frac"], p["rescale_cap"])
-            self.image_token_id = _token_id(p["image_token_id"])
-        except SpecError as e:
-            raise SpecError(f"inkling spec: {e}") from None
+        self.patch_size, self.rescale_frac, self.rescale_cap, self.image_token_id = parse_spec(params)
 
     def __repr__(self) -> str:
         return (

@@ -1,24 +1,36 @@
-"""Inkling's processing parameters, validated in one place for the API and the family."""
+"""Inkling's processing parameters, validated in one place for the API and the family.
+
+The API checks its arguments with :meth:`SpecFields.arguments` (messages name the bare
+argument, ``"patch_size must be greater than zero, got 0"``, the seed's wording); the
+family checks its spec with the same rules (``"inkling spec: field 'patch_size' ..."``).
+"""
 
 from __future__ import annotations
 
-from numbers import Integral
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, NamedTuple
 
-from mm_framework.common import check_rescale_args
-from mm_framework.errors import SpecError
+from mm_framework.spec_fields import SpecFields
 
-
-def check_patch_size(patch_size: Any) -> int:
-    """``patch_size`` as an int > 0, else :class:`SpecError` (the seed's message for 0)."""
-    if not isinstance(patch_size, Integral) or isinstance(patch_size, bool):
-        raise SpecError(f"patch_size must be an int, got {type(patch_size).__name__}")
-    if patch_size <= 0:
-        raise SpecError("patch_size must be greater than zero")
-    return int(patch_size)
+FAMILY = "inkling"
+# The Inkling processor's defaults; -101 is the protocol's negative image placeholder.
+DEFAULTS: Mapping[str, Any] = {"patch_size": 40, "rescale_frac": 2.0, "rescale_cap": 2048, "image_token_id": -101}
 
 
-def check_rescale(rescale_frac: Any, rescale_cap: Any) -> tuple[float | None, int | None]:
+class InklingSpec(NamedTuple):
+    """A validated ``inkling`` spec (every field optional). Build it with :func:`parse_spec`."""
+
+    patch_size: int
+    rescale_frac: float | None
+    rescale_cap: int | None
+    image_token_id: int
+
+
+def _patch_size(f: SpecFields) -> int:
+    return f.integer("patch_size", minimum=1)
+
+
+def _rescale(f: SpecFields) -> tuple[float | None, int | None]:
     """The optional long-edge rescale, with the Inkling processor's rules.
 
     ``rescale_frac``: ``None`` (no rescale) or finite > 0. ``rescale_cap``: ``None`` or
@@ -26,14 +38,34 @@ def check_rescale(rescale_frac: Any, rescale_cap: Any) -> tuple[float | None, in
     cap without growth is a configuration mistake (the Python processor's
     ``_validate_image_rescale`` rejects it too).
     """
-    frac, cap = check_rescale_args(rescale_frac, rescale_cap)
+    frac = f.number("rescale_frac", positive=True, nullable=True)
+    cap = f.integer("rescale_cap", minimum=1, nullable=True)
     if cap is not None and (frac is None or frac <= 1):
-        raise SpecError(
-            f"rescale_cap requires rescale_frac > 1, got rescale_frac={rescale_frac!r} "
-            f"(set rescale_cap to null/None when not upscaling)"
+        raise f.error(
+            "rescale_cap",
+            f"requires rescale_frac > 1, got rescale_frac={frac!r} (set rescale_cap to null/None when not upscaling)",
         )
     return frac, cap
 
 
+def check_patch_size(patch_size: Any) -> int:
+    """``patch_size`` as an int > 0, else :class:`SpecError`."""
+    return _patch_size(SpecFields.arguments(patch_size=patch_size))
+
+
+def check_rescale(rescale_frac: Any, rescale_cap: Any) -> tuple[float | None, int | None]:
+    """``(rescale_frac, rescale_cap)`` checked by the rules of :func:`_rescale`, else :class:`SpecError`."""
+    return _rescale(SpecFields.arguments(rescale_frac=rescale_frac, rescale_cap=rescale_cap))
+
+
 def check_params(patch_size: Any, rescale_frac: Any, rescale_cap: Any) -> tuple[int, float | None, int | None]:
     return (check_patch_size(patch_size), *check_rescale(rescale_frac, rescale_cap))
+
+
+def parse_spec(params: Mapping[str, Any]) -> InklingSpec:
+    """Validate the spec fields (without ``"family"``) into an :class:`InklingSpec`.
+
+    ``image_token_id`` is any int64 (the default is negative).
+    """
+    f = SpecFields(FAMILY, params, defaults=DEFAULTS)
+    return InklingSpec(_patch_size(f), *_rescale(f), f.integer("image_token_id"))

@@ -8,13 +8,12 @@ to a default.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any
 
 import attrs
 
-from mm_framework.errors import SpecError
+from mm_framework.spec_fields import SpecFields
 
 FAMILY = "qwen_vl"
 
@@ -43,46 +42,6 @@ REQUIRED = (
 )
 DEFAULTS: dict[str, Any] = {"backend": "pil", "alpha": "composite", "exif_transpose": False}
 FIELDS = REQUIRED + tuple(DEFAULTS)
-
-
-def _where(name: str) -> str:
-    return f"qwen_vl spec: field {name!r}"
-
-
-def _int(name: str, value: Any, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise SpecError(f"{_where(name)} must be an integer, got {value!r}")
-    if value < minimum:
-        raise SpecError(f"{_where(name)} must be >= {minimum}, got {value}")
-    if value >= 1 << 63:
-        raise SpecError(f"{_where(name)} must fit in int64, got {value}")
-    return value
-
-
-def _triple(name: str, value: Any, *, nonzero: bool) -> tuple[float, float, float]:
-    if not isinstance(value, (list, tuple)) or len(value) != 3:
-        raise SpecError(f"{_where(name)} must be a list of 3 numbers, got {value!r}")
-    out = []
-    for v in value:
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-            raise SpecError(f"{_where(name)} must hold 3 finite numbers, got {value!r}")
-        if nonzero and v == 0:
-            # transformers would divide by zero and emit inf/nan features; refuse instead.
-            raise SpecError(f"{_where(name)} must not contain 0, got {value!r}")
-        out.append(float(v))
-    return (out[0], out[1], out[2])
-
-
-def _choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
-    if not isinstance(value, str) or value not in choices:
-        raise SpecError(f"{_where(name)} must be one of {', '.join(map(repr, choices))}, got {value!r}")
-    return value
-
-
-def _bool(name: str, value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise SpecError(f"{_where(name)} must be true or false, got {value!r}")
-    return value
 
 
 @attrs.frozen
@@ -116,28 +75,21 @@ class QwenVlSpec:
 
 def parse_spec(params: Mapping[str, Any]) -> QwenVlSpec:
     """Validate the spec fields (without ``"family"``) into a :class:`QwenVlSpec`."""
-    if not isinstance(params, Mapping):
-        raise SpecError(f"qwen_vl spec: expected an object, got {type(params).__name__}")
-    for key in params:
-        if key not in FIELDS:
-            raise SpecError(f"qwen_vl spec: unknown field {key!r}; known fields: {', '.join(FIELDS)}")
-    for key in REQUIRED:
-        if key not in params:
-            raise SpecError(f"qwen_vl spec: missing required field {key!r}")
-    p = {**DEFAULTS, **params}
+    f = SpecFields(FAMILY, params, required=REQUIRED, defaults=DEFAULTS)
     return QwenVlSpec(
-        image_token_id=_int("image_token_id", p["image_token_id"], 0),
-        patch_size=_int("patch_size", p["patch_size"], 1),
-        merge_size=_int("merge_size", p["merge_size"], 1),
-        temporal_patch_size=_int("temporal_patch_size", p["temporal_patch_size"], 1),
+        image_token_id=f.integer("image_token_id", minimum=0),
+        patch_size=f.integer("patch_size", minimum=1),
+        merge_size=f.integer("merge_size", minimum=1),
+        temporal_patch_size=f.integer("temporal_patch_size", minimum=1),
         # transformers refuses a zero (falsy) shortest_edge/longest_edge at call time.
-        min_pixels=_int("min_pixels", p["min_pixels"], 1),
-        max_pixels=_int("max_pixels", p["max_pixels"], 1),
-        image_mean=_triple("image_mean", p["image_mean"], nonzero=False),
-        image_std=_triple("image_std", p["image_std"], nonzero=True),
-        backend=_choice("backend", p["backend"], tuple(BACKENDS)),
-        alpha=_choice("alpha", p["alpha"], ALPHA_MODES),
-        exif_transpose=_bool("exif_transpose", p["exif_transpose"]),
+        min_pixels=f.integer("min_pixels", minimum=1),
+        max_pixels=f.integer("max_pixels", minimum=1),
+        image_mean=f.floats("image_mean"),
+        # transformers would divide by zero and emit inf/nan features; refuse instead.
+        image_std=f.floats("image_std", nonzero=True),
+        backend=f.choice("backend", BACKENDS),
+        alpha=f.choice("alpha", ALPHA_MODES),
+        exif_transpose=f.boolean("exif_transpose"),
     )
 
 

@@ -11,21 +11,18 @@ for ``<img>``, ``</img>`` and ``<IMG_CONTEXT>``.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any
 
 import attrs
-import numpy as np
 
-import mm_framework as mmf
+from mm_framework.spec_fields import SpecFields
 
 FAMILY = "intern_vl"
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
 
-INT64_MAX = (1 << 63) - 1
 # Released InternVL models use at most 40 tiles. The bound keeps a typo from building
 # a candidate list of ~max_num * ln(max_num) grids (seconds, gigabytes) at pipeline
 # construction, or features of thousands of tiles per image.
@@ -44,56 +41,6 @@ REQUIRED = (
 )
 DEFAULTS: dict[str, Any] = {"use_thumbnail": True}
 FIELDS = REQUIRED + tuple(DEFAULTS)
-
-
-def _where(name: str) -> str:
-    return f"intern_vl spec: field {name!r}"
-
-
-def _int(name: str, value: Any, minimum: int, maximum: int | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise mmf.SpecError(f"{_where(name)} must be an integer, got {value!r}")
-    if value < minimum:
-        raise mmf.SpecError(f"{_where(name)} must be >= {minimum}, got {value}")
-    if maximum is not None and value > maximum:
-        raise mmf.SpecError(f"{_where(name)} must be <= {maximum}, got {value}")
-    if value > INT64_MAX:
-        raise mmf.SpecError(f"{_where(name)} must fit in int64, got {value}")
-    return value
-
-
-def _triple(name: str, value: Any, *, nonzero: bool) -> tuple[float, float, float]:
-    """Three numbers that stay finite (and, for ``nonzero``, non-zero) as float32.
-
-    The pipeline computes in float32, so ``1e300`` (inf) or ``1e-50`` (0) are refused
-    here rather than turning every feature into inf or nan.
-    """
-    if not isinstance(value, (list, tuple)) or len(value) != 3:
-        raise mmf.SpecError(f"{_where(name)} must be a list of 3 numbers, got {value!r}")
-    out = []
-    for v in value:
-        if isinstance(v, bool) or not isinstance(v, (int, float)):
-            raise mmf.SpecError(f"{_where(name)} must hold 3 finite numbers, got {value!r}")
-        try:
-            f = float(v)
-        except OverflowError:  # an int beyond float range
-            f = math.inf
-        if not math.isfinite(f):
-            raise mmf.SpecError(f"{_where(name)} must hold 3 finite numbers, got {value!r}")
-        with np.errstate(over="ignore"):
-            as_f32 = float(np.float32(f))
-        if not math.isfinite(as_f32):
-            raise mmf.SpecError(f"{_where(name)} must hold numbers within float32 range, got {value!r}")
-        if nonzero and as_f32 == 0.0:
-            raise mmf.SpecError(f"{_where(name)} must not contain 0 (as float32), got {value!r}")
-        out.append(f)
-    return (out[0], out[1], out[2])
-
-
-def _bool(name: str, value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise mmf.SpecError(f"{_where(name)} must be true or false, got {value!r}")
-    return value
 
 
 @attrs.frozen
@@ -126,26 +73,18 @@ class InternVlSpec:
 
 def parse_spec(params: Mapping[str, Any]) -> InternVlSpec:
     """Validate the spec fields (without ``"family"``) into an :class:`InternVlSpec`."""
-    if not isinstance(params, Mapping):
-        raise mmf.SpecError(f"intern_vl spec: expected an object, got {type(params).__name__}")
-    for key in params:
-        if key not in FIELDS:
-            raise mmf.SpecError(f"intern_vl spec: unknown field {key!r}; known fields: {', '.join(FIELDS)}")
-    for key in REQUIRED:
-        if key not in params:
-            raise mmf.SpecError(f"intern_vl spec: missing required field {key!r}")
-    p = {**DEFAULTS, **params}
+    f = SpecFields(FAMILY, params, required=REQUIRED, defaults=DEFAULTS)
     return InternVlSpec(
-        image_token_id=_int("image_token_id", p["image_token_id"], 0),
-        img_context_token_id=_int("img_context_token_id", p["img_context_token_id"], 0),
-        img_start_token_id=_int("img_start_token_id", p["img_start_token_id"], 0),
-        img_end_token_id=_int("img_end_token_id", p["img_end_token_id"], 0),
-        image_size=_int("image_size", p["image_size"], 1),
-        num_image_token=_int("num_image_token", p["num_image_token"], 1),
-        max_num=_int("max_num", p["max_num"], 1, MAX_NUM_LIMIT),
-        image_mean=_triple("image_mean", p["image_mean"], nonzero=False),
-        image_std=_triple("image_std", p["image_std"], nonzero=True),
-        use_thumbnail=_bool("use_thumbnail", p["use_thumbnail"]),
+        image_token_id=f.integer("image_token_id", minimum=0),
+        img_context_token_id=f.integer("img_context_token_id", minimum=0),
+        img_start_token_id=f.integer("img_start_token_id", minimum=0),
+        img_end_token_id=f.integer("img_end_token_id", minimum=0),
+        image_size=f.integer("image_size", minimum=1),
+        num_image_token=f.integer("num_image_token", minimum=1),
+        max_num=f.integer("max_num", minimum=1, maximum=MAX_NUM_LIMIT),
+        image_mean=f.floats("image_mean"),
+        image_std=f.floats("image_std", nonzero=True),
+        use_thumbnail=f.boolean("use_thumbnail"),
     )
 
 

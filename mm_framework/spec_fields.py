@@ -1,0 +1,176 @@
+"""Reading a family's spec fields with the checks every family needs (public API).
+
+A family factory receives the spec without ``"family"``, wraps it in a
+:class:`SpecFields` and reads every field through a typed getter::
+
+    f = SpecFields("qwen_vl", params, required=("patch_size", "image_mean"), defaults={"alpha": "composite"})
+    patch_size = f.integer("patch_size", minimum=1)
+    image_mean = f.floats("image_mean")
+    alpha = f.choice("alpha", ("composite", "drop"))
+
+Building the reader rejects a non-mapping, unknown fields (so a typo never silently
+falls back to a default) and missing required fields; each getter rejects a bad value.
+Every rejection is a :class:`~.errors.SpecError` naming the field, e.g.
+``"qwen_vl spec: field 'patch_size' must be greater than zero, got 0"``. Getters return
+plain Python values (``int``, ``float``, ``str``, ``bool``, tuples), never the caller's
+objects.
+
+:meth:`SpecFields.arguments` applies the same getters to plain function arguments, for
+Python APIs whose parameters are spec fields too; its messages name the bare argument
+(``"patch_size must be greater than zero, got 0"``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from numbers import Integral, Real
+from typing import Any
+
+import numpy as np
+
+from .errors import SpecError
+
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
+_OR_NULL = " or null/None"
+
+
+def _listed(names: Iterable[Any]) -> str:
+    return ", ".join(map(repr, names))
+
+
+def _plural(names: list[Any]) -> str:
+    return "s" if len(names) > 1 else ""
+
+
+def _is_real(value: Any) -> bool:
+    return isinstance(value, Real) and not isinstance(value, bool)
+
+
+def _as_float(value: Real) -> float:
+    try:
+        return float(value)
+    except OverflowError:  # an int (or Fraction) beyond float range
+        return math.inf
+
+
+class SpecFields:
+    """One family's spec fields, checked as a whole on construction and read one by one.
+
+    ``params``: the spec without ``"family"``. ``required``: names that must be present.
+    ``defaults``: the optional names and the value each takes when absent. Any other
+    name is an unknown field. A getter must only be asked for a declared name.
+    """
+
+    def __init__(
+        self,
+        family: str,
+        params: Any,
+        *,
+        required: Iterable[str] = (),
+        defaults: Mapping[str, Any] | None = None,
+    ) -> None:
+        defaults = dict(defaults or {})
+        required = tuple(required)
+        if not isinstance(params, Mapping):
+            raise SpecError(f"{family} spec: expected an object, got {type(params).__name__}")
+        known = (*required, *defaults)
+        unknown = [k for k in params if k not in known]
+        if unknown:
+            raise SpecError(
+                f"{family} spec: unknown field{_plural(unknown)} {_listed(unknown)}; known fields: {', '.join(known)}"
+            )
+        missing = [k for k in required if k not in params]
+        if missing:
+            raise SpecError(f"{family} spec: missing required field{_plural(missing)} {_listed(missing)}")
+        self._family: str | None = family
+        self._values: dict[str, Any] = {**defaults, **params}
+
+    @classmethod
+    def arguments(cls, **values: Any) -> SpecFields:
+        """A reader over function arguments: no unknown/missing check, bare names in messages."""
+        reader = cls.__new__(cls)
+        reader._family = None
+        reader._values = values
+        return reader
+
+    def error(self, name: str, problem: str) -> SpecError:
+        """``SpecError("<family> spec: field '<name>' <problem>")``, for rules that span fields."""
+        where = name if self._family is None else f"{self._family} spec: field {name!r}"
+        return SpecError(f"{where} {problem}")
+
+    def integer(
+        self, name: str, *, minimum: int | None = None, maximum: int | None = None, nullable: bool = False
+    ) -> int | None:
+        """An int (not a bool) within ``[minimum, maximum]`` and int64; ``None`` only if ``nullable``.
+
+        A ``minimum`` of 1 reads "greater than zero" (the wording of the seed's
+        ``patch_size`` error).
+        """
+        value = self._values[name]
+        if value is None and nullable:
+            return None
+        if isinstance(value, bool) or not isinstance(value, Integral):
+            raise self.error(name, f"must be an integer{_OR_NULL if nullable else ''}, got {value!r}")
+        v = int(value)
+        if minimum is not None and v < minimum:
+            bound = "greater than zero" if minimum == 1 else f">= {minimum}"
+            raise self.error(name, f"must be {bound}, got {v}")
+        if maximum is not None and v > maximum:
+            raise self.error(name, f"must be <= {maximum}, got {v}")
+        if not INT64_MIN <= v <= INT64_MAX:
+            raise self.error(name, f"must fit in int64, got {v}")
+        return v
+
+    def number(self, name: str, *, positive: bool = False, nullable: bool = False) -> float | None:
+        """A finite real number (not a bool) as a float, > 0 if ``positive``; ``None`` only if ``nullable``."""
+        value = self._values[name]
+        if value is None and nullable:
+            return None
+        if not _is_real(value):
+            raise self.error(name, f"must be a number{_OR_NULL if nullable else ''}, got {value!r}")
+        f = _as_float(value)
+        if not math.isfinite(f) or (positive and f <= 0):
+            raise self.error(name, f"must be finite{' and greater than zero' if positive else ''}, got {value!r}")
+        return f
+
+    def floats(self, name: str, n: int = 3, *, nonzero: bool = False) -> tuple[float, ...]:
+        """A list (or tuple) of ``n`` real numbers that stay finite, and if ``nonzero`` non-zero, as float32.
+
+        Pipelines compute in float32, so ``1e39`` (inf) or, for a divisor, ``1e-50`` (0)
+        are refused here rather than turning every feature into inf or nan.
+        """
+        value = self._values[name]
+        if not isinstance(value, (list, tuple)) or len(value) != n:
+            raise self.error(name, f"must be a list of {n} numbers, got {value!r}")
+        out = []
+        for v in value:
+            f = _as_float(v) if _is_real(v) else math.nan
+            if not math.isfinite(f):
+                raise self.error(name, f"must hold {n} finite numbers, got {value!r}")
+            with np.errstate(over="ignore", under="ignore"):
+                as_f32 = float(np.float32(f))
+            if not math.isfinite(as_f32):
+                raise self.error(name, f"must hold numbers within float32 range, got {value!r}")
+            if nonzero and as_f32 == 0.0:
+                raise self.error(name, f"must not contain 0 (as float32), got {value!r}")
+            out.append(f)
+        return tuple(out)
+
+    def choice(self, name: str, choices: Iterable[str]) -> str:
+        """One of the strings ``choices``."""
+        value = self._values[name]
+        choices = tuple(choices)
+        if not isinstance(value, str) or value not in choices:
+            raise self.error(name, f"must be one of {_listed(choices)}, got {value!r}")
+        return value
+
+    def boolean(self, name: str) -> bool:
+        """``True`` or ``False`` (not 0 or 1)."""
+        value = self._values[name]
+        if not isinstance(value, bool):
+            raise self.error(name, f"must be true or false, got {value!r}")
+        return value
+
+
+__all__ = ["INT64_MAX", "INT64_MIN", "SpecFields"]
