@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import re
 
+import attrs
 import numpy as np
 from PIL import Image, ImageOps
 
@@ -49,12 +50,15 @@ def image_size(data: bytes) -> tuple[int, int]:
     return open_image(data, max_pixels=None).size
 
 
-def decode_rgb(data: bytes, options: DecodeOptions = DecodeOptions()) -> DecodedImage:
+def decode_rgb(data: bytes, options: DecodeOptions = DecodeOptions(), *, keep_source: bool = False) -> DecodedImage:
     """Decode to RGB u8: first frame only, EXIF transpose and alpha as ``options`` say.
 
     ``alpha="composite"`` blends onto opaque white exactly as transformers'
     ``convert_to_rgb`` does for PIL images (also for palette transparency);
     ``"drop"`` is Pillow's ``convert("RGB")``.
+
+    ``keep_source``: return a :class:`SourcedImage` that also lends the Pillow image the
+    array was exported from, for a family that resizes with Pillow (see :func:`take_source`).
     """
     im = open_image(data, max_pixels=options.max_pixels, formats=options.formats)
     try:
@@ -69,12 +73,66 @@ def decode_rgb(data: bytes, options: DecodeOptions = DecodeOptions()) -> Decoded
             im = Image.alpha_composite(white, rgba).convert("RGB")
         elif im.mode != "RGB":
             im = im.convert("RGB")
-        rgb = np.asarray(im)
+        rgb = rgb_array(im)
     except MediaError:
         raise
     except Exception as e:
         raise MediaError(f"image decode: {_describe(e)}") from None
+    if keep_source:
+        return SourcedImage(rgb=rgb, source=[im])
     return DecodedImage(rgb=rgb)
+
+
+@attrs.frozen(eq=False)
+class SourcedImage(DecodedImage):
+    """A :class:`DecodedImage` that also holds the Pillow ``RGB`` image its ``rgb`` was
+    exported from (the same pixels), for one consumer to take with :func:`take_source`.
+
+    A Pillow resize of the decoded image then starts from Pillow's own copy instead of
+    rebuilding one from the array (a zero fill plus an unpack pass over the image). The
+    image is handed out at most once and dropped by whoever takes it, so it does not
+    stay alive next to the request's outputs; ``rgb`` remains the contract.
+    """
+
+    _source: list[Image.Image] = attrs.field(factory=list, repr=False, alias="source")
+
+
+def take_source(media: DecodedImage) -> Image.Image | None:
+    """The Pillow image ``media.rgb`` was exported from, on the first call only; else None.
+
+    Thread-safe: ``list.pop`` is atomic, so concurrent callers cannot both get it.
+    """
+    holder = media._source if isinstance(media, SourcedImage) else None
+    if not holder:
+        return None
+    try:
+        return holder.pop()
+    except IndexError:
+        return None
+
+
+def rgb_array(im: Image.Image) -> np.ndarray:
+    """HWC uint8 array (read-only) of a loaded ``RGB`` image, packed in a single pass.
+
+    The same bytes as ``np.asarray(im)``, whose ``tobytes`` packs the image 64 KiB at a
+    time and then joins the pieces (a second full copy, and allocator churn that costs
+    several milliseconds per megapixel). Here Pillow's own raw encoder, the one
+    ``tobytes`` uses, packs the whole image into one buffer. ``Image._getencoder`` is
+    private Pillow API (the version is pinned to 13.x); anything unexpected falls back to
+    ``np.asarray``.
+    """
+    w, h = im.size
+    n = w * h * 3
+    if im.mode == "RGB" and n > 0:
+        try:
+            encoder = Image._getencoder("RGB", "raw", "RGB")
+            encoder.setimage(im.im, (0, 0, w, h))
+            _, status, data = encoder.encode(n)
+        except Exception:  # private API changed: take the public path
+            status, data = 0, b""
+        if status == 1 and len(data) == n:
+            return np.frombuffer(data, dtype=np.uint8).reshape(h, w, 3)
+    return np.asarray(im)
 
 
 def _describe(e: BaseException) -> str:

@@ -150,6 +150,96 @@ def normalize_lut_recip(mean: Sequence[float], std: Sequence[float]) -> np.ndarr
     return np.ascontiguousarray((x[None, :] - m[:, None]) / s[:, None], dtype=np.float32)
 
 
+# ---------------------------------------------------------------------------
+# The same tables as f32 arithmetic
+# ---------------------------------------------------------------------------
+#
+# A numpy gather widens every u8 index to intp before it looks anything up; the same
+# values computed by two or three f32 ufuncs on contiguous scratch are cheaper (and the
+# ufuncs release the GIL on every chunk). They are used only where they provably give
+# the table: each program is run on all 256 inputs of every channel when the norm is
+# built, and kept only if every result has the table's exact bits. IEEE f32 add,
+# subtract, multiply and divide are correctly rounded, and numpy never fuses two ufunc
+# calls, so a program that matches on the 256 inputs matches on every pixel.
+
+Step = tuple[np.ufunc, np.ndarray]  # (ufunc, per-channel f32 constants [3])
+
+
+class ChannelNorm:
+    """Rescale + normalize of u8 values: the exact ``[3, 256]`` f32 ``lut`` and, when one of
+    the candidate programs reproduces every entry bit for bit, its f32 ``steps``.
+
+    A program is a sequence of ``(ufunc, constants)``: start from ``f32(v)`` and apply
+    ``x = ufunc(x, constants[c])`` in order. ``steps`` is ``None`` when no candidate
+    matches; consumers then gather from ``lut``. Immutable.
+    """
+
+    __slots__ = ("lut", "steps")
+
+    def __init__(self, lut: np.ndarray, candidates: Sequence[Sequence[Step]] = ()) -> None:
+        lut = np.array(_check_lut(lut), dtype=np.float32, copy=True)
+        lut.flags.writeable = False
+        found: tuple[Step, ...] | None = None
+        for program in candidates:
+            steps = tuple((ufunc, _const3(k)) for ufunc, k in program)
+            if _program_matches(steps, lut):
+                found = steps
+                break
+        self.lut = lut
+        self.steps = found
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if hasattr(self, "steps"):
+            raise AttributeError("ChannelNorm is immutable")
+        object.__setattr__(self, name, value)
+
+
+def _const3(k: Sequence[float] | np.ndarray) -> np.ndarray:
+    a = np.array(np.broadcast_to(np.asarray(k, dtype=np.float32), (3,)))
+    a.flags.writeable = False
+    return a
+
+
+def _run_steps(steps: Sequence[Step], c: int, x: np.ndarray) -> np.ndarray:
+    """Apply ``steps`` for channel ``c`` in place on the f32 array ``x``."""
+    for ufunc, k in steps:
+        ufunc(x, k[c], out=x)
+    return x
+
+
+def _program_matches(steps: tuple[Step, ...], lut: np.ndarray) -> bool:
+    v = np.arange(256, dtype=np.float32)
+    for c in range(3):
+        x = _run_steps(steps, c, v.copy())
+        if x.dtype != np.float32 or x.tobytes() != lut[c].tobytes():
+            return False
+    return True
+
+
+def channel_norm_pil(mean: Sequence[float], std: Sequence[float], rescale_factor: float = 1 / 255) -> ChannelNorm:
+    """:func:`normalize_lut_pil` with its arithmetic: the f64 rescale of transformers is
+    matched by one f32 divide (or multiply) where that is exact for all 256 values."""
+    m, s = _channel_params(mean, std)
+    r = float(rescale_factor)
+    rescales = [(np.divide, 1.0 / r), (np.multiply, r)] if r != 0 else []
+    programs = [[step, (np.subtract, m), (np.divide, s)] for step in rescales]
+    return ChannelNorm(normalize_lut_pil(mean, std, rescale_factor), programs)
+
+
+def channel_norm_fused(mean: Sequence[float], std: Sequence[float], rescale_factor: float = 1 / 255) -> ChannelNorm:
+    """:func:`normalize_lut_fused` with its arithmetic (``(v - mean') / std'`` in f32)."""
+    m, s = _channel_params(mean, std)
+    k = np.float32(1.0 / float(rescale_factor))
+    return ChannelNorm(normalize_lut_fused(mean, std, rescale_factor), [[(np.subtract, m * k), (np.divide, s * k)]])
+
+
+def channel_norm_recip(mean: Sequence[float], std: Sequence[float]) -> ChannelNorm:
+    """:func:`normalize_lut_recip` with its arithmetic."""
+    m, s = _channel_params(mean, std)
+    program = [(np.multiply, np.float32(1 / 255)), (np.subtract, m), (np.divide, s)]
+    return ChannelNorm(normalize_lut_recip(mean, std), [program])
+
+
 def _check_lut(lut: np.ndarray) -> np.ndarray:
     if not isinstance(lut, np.ndarray) or lut.dtype != np.float32 or lut.shape != (3, 256):
         raise InternalError(f"normalize table must be float32 [3, 256], got {getattr(lut, 'shape', type(lut))}")
@@ -229,38 +319,95 @@ def extract_patches(data: np.ndarray, ph: int, pw: int) -> np.ndarray:
     return data.reshape(nph, ph, npw, pw, c).transpose(0, 2, 1, 3, 4).reshape(nph * npw, ph, pw, c)
 
 
+# Pixels per band (a few merge-window rows). 2^17 measured ~3% faster on 1-2 MP images,
+# but its per-worker scratch (~2 MB) pushed peak RSS of a 2-thread request toward half
+# the output size; 2^16 halves that.
+_BAND_PIXELS = 1 << 16
+
+
 def patchify_merged_blocks(
-    rgb: np.ndarray, ps: int, merge: int, tps: int, lut: np.ndarray, out: np.ndarray | None = None
+    rgb: np.ndarray, ps: int, merge: int, tps: int, norm: ChannelNorm | np.ndarray, out: np.ndarray | None = None
 ) -> np.ndarray:
     """HF Qwen-VL ``pixel_values`` of one still image: f32 ``[gh*gw, 3*tps*ps*ps]``.
 
     Rows go merge window by merge window (windows raster order, patches raster order
     inside a window); columns are ``(c, t, py, px)``; every temporal copy equals frame 0
-    (HF repeats the single frame). Value ``lut[c][rgb[y, x, c]]``. ``h`` and ``w`` must
-    be multiples of ``ps*merge``. One gather per channel straight into the final layout,
-    then the temporal copies as block copies; ``out`` may be preallocated.
+    (HF repeats the single frame). Value ``norm.lut[c][rgb[y, x, c]]``; ``norm`` is a
+    :class:`ChannelNorm` or a bare ``[3, 256]`` f32 table. ``rgb`` is HWC uint8 (any
+    strides) with ``h`` and ``w`` multiples of ``ps*merge``; ``out`` may be preallocated.
+
+    Per band of merge-window rows: the band's pixels are reordered into patch order a
+    whole patch row (``ps`` pixels, all channels) at a time; each channel is widened to
+    f32 and normalized on contiguous scratch (by ``norm.steps`` when it has them, else a
+    table gather); one block copy then writes every ``(c, t)`` plane of the band's output
+    rows in memory order, the temporal copies included. Bands fan out over
+    :func:`mm_framework.par.for_chunks`; each writes only its own output rows, so any
+    thread count gives the same bytes.
     """
     _check_rgb(rgb)
-    _check_lut(lut)
+    if not isinstance(norm, ChannelNorm):
+        norm = ChannelNorm(norm)
     h, w = rgb.shape[:2]
     step = ps * merge
     if ps <= 0 or merge <= 0 or tps <= 0 or h % step or w % step:
         raise InternalError(f"patchify: {h}x{w} is not a multiple of patch {ps} x merge {merge}")
-    bh, bw = h // step, w // step
-    out = _check_out(out, (bh * bw * merge * merge, 3 * tps * ps * ps))
-    # (bh, bw, mh, mw, c, t, py, px) view of the output rows/columns.
-    dst = out.reshape(bh, bw, merge, merge, 3, tps, ps, ps)
-    # Source (y, x, c) = ((bh*m + mh)*ps + py, (bw*m + mw)*ps + px, c) as a strided view.
-    src = rgb.reshape(bh, merge, ps, bw, merge, ps, 3).transpose(0, 3, 1, 4, 6, 2, 5)
+    bh = h // step
+    per_row = (w // step) * merge * merge  # patches per row of merge windows
+    p2 = ps * ps
+    out = _check_out(out, (bh * per_row, 3 * tps * p2))
+    dst = out.reshape(bh, per_row, 3, tps, p2)
+    band = max(1, _BAND_PIXELS // (per_row * p2))
+    # Whole rows of bytes are needed to view patch rows as single items.
+    contiguous_rows = rgb.strides[1] == 3 and rgb.strides[2] == 1
 
-    def block_rows(start: int, stop: int) -> None:
-        # One merged block row at a time keeps the temporal copy in cache.
-        for i in range(start, stop):
-            s, d = src[i], dst[i]
-            for c in range(3):
-                np.take(lut[c], s[:, :, :, c], out=d[:, :, :, c, 0], mode="clip")
-            if tps > 1:
-                d[:, :, :, :, 1:] = d[:, :, :, :, :1]
+    def rows(start: int, stop: int) -> None:
+        scratch = _BandScratch(min(band, stop - start), step, w, per_row, p2, contiguous_rows)
+        for a in range(start, stop, band):
+            b = min(stop, a + band)
+            _patchify_band(rgb[a * step : b * step], dst[a:b], ps, merge, norm, scratch)
 
-    par.for_chunks(block_rows, bh, par.rows_per_worker(bh, h * w))
+    par.for_chunks(rows, bh, par.rows_per_worker(bh, h * w))
     return out
+
+
+class _BandScratch:
+    """Per-worker buffers of :func:`_patchify_band`, sized for its largest band."""
+
+    def __init__(self, nb: int, step: int, w: int, per_row: int, p2: int, contiguous_rows: bool) -> None:
+        n = nb * per_row
+        self.source = None if contiguous_rows else np.empty((nb * step, w, 3), dtype=np.uint8)
+        self.patches = np.empty((n, p2, 3), dtype=np.uint8)
+        self.values = np.empty((3, n, p2), dtype=np.float32)
+
+
+def _patchify_band(
+    src: np.ndarray, dst: np.ndarray, ps: int, merge: int, norm: ChannelNorm, scratch: _BandScratch
+) -> None:
+    """Merge-window rows ``src`` (``[nb*ps*merge, w, 3]``) into ``dst`` (``[nb, per_row, 3, tps, ps*ps]``)."""
+    nb, per_row, _, tps, p2 = dst.shape
+    rows, w = src.shape[:2]
+    bw, n = w // (ps * merge), nb * per_row
+    if scratch.source is not None:
+        np.copyto(scratch.source[:rows], src)
+        src = scratch.source[:rows]
+    # ps pixels of one patch row, all three channels, as a single item: the reorder into
+    # patch order then moves 3*ps bytes per element instead of one.
+    patch_row = np.dtype((np.void, ps * 3))
+    items = src.reshape(rows, w * 3).view(patch_row).reshape(nb, merge, ps, bw, merge)
+    patches = scratch.patches[:n]
+    np.copyto(
+        patches.reshape(n * ps, ps * 3).view(patch_row).reshape(nb, bw, merge, merge, ps),
+        items.transpose(0, 3, 1, 4, 2),
+    )
+    values = scratch.values[:, :n]
+    for c in range(3):
+        v = values[c]
+        if norm.steps is not None:
+            np.copyto(v, patches[:, :, c])
+            _run_steps(norm.steps, c, v)
+        else:
+            np.take(norm.lut[c], patches[:, :, c], out=v, mode="clip")
+    # One (c, t) plane of one patch as a single item; frame 0 broadcasts to every t, and
+    # the copy walks the output in memory order.
+    plane = np.dtype((np.void, p2 * 4))
+    np.copyto(dst.reshape(n, 3, tps, p2).view(plane)[..., 0], values.view(plane)[..., 0].T[:, :, None])

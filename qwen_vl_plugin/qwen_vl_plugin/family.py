@@ -1,11 +1,14 @@
 """The ``qwen_vl`` family processor: one still image in, transformers 5.24's tensors out.
 
-Per item: ``smart_resize`` -> uint8 resize (skipped when the size is already right) ->
-one LUT gather per channel straight into the final patch layout. The LUT folds
-transformers' rescale and normalize into a 3x256 float32 table, which is exact because
-both are per-channel functions of the uint8 value. Everything that depends only on
-the spec (LUT, resampler, decode options) is fixed when the pipeline is built, so the
-per-item path allocates just the resized image and the output tensor.
+Per item: decode (the core decoder; for the Pillow backend it also lends its Pillow
+image so the resize need not rebuild one from the array) -> ``smart_resize`` -> uint8
+resize (skipped when the size is already right) -> patchify. Rescale and normalize are
+per-channel functions of the uint8 value, so transformers' arithmetic is a 3x256 float32
+table per backend (a :class:`~mm_framework.transforms.ChannelNorm`); patchify computes
+it with the f32 ufuncs proven to reproduce that table bit for bit, straight into the
+final patch layout. Everything that depends only on the spec (the norm, resampler,
+decode options) is fixed when the pipeline is built, so the per-item path allocates
+just the resized image and the output tensor.
 """
 
 from __future__ import annotations
@@ -14,20 +17,22 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+from PIL import Image
 
 import mm_framework as mmf
+from mm_framework.decode import decode_rgb, take_source
 from mm_framework.errors import InternalError
 from mm_framework.resize import resize_rgb
 from mm_framework.transforms import (
-    normalize_lut_fused,
-    normalize_lut_pil,
+    channel_norm_fused,
+    channel_norm_pil,
     patchify_merged_blocks,
     smart_resize,
 )
 
 from .spec import BACKENDS, parse_spec
 
-_LUTS = {"pil": normalize_lut_pil, "fused": normalize_lut_fused}
+_NORMS = {"pil": channel_norm_pil, "fused": channel_norm_fused}
 
 
 class QwenVlFamily:
@@ -37,9 +42,7 @@ class QwenVlFamily:
         self.spec = parse_spec(params)
         resample, rounding = BACKENDS[self.spec.backend]
         self._resample = resample
-        lut = np.ascontiguousarray(_LUTS[rounding](self.spec.image_mean, self.spec.image_std), dtype=np.float32)
-        lut.flags.writeable = False
-        self._lut = lut
+        self._norm = _NORMS[rounding](self.spec.image_mean, self.spec.image_std)
         self._decode_options = mmf.DecodeOptions(alpha=self.spec.alpha, exif_transpose=self.spec.exif_transpose)
 
     # -- geometry -----------------------------------------------------------------
@@ -57,14 +60,17 @@ class QwenVlFamily:
     def tokens(self, grid: mmf.Grid) -> int:
         return grid.t * grid.h * grid.w // (self.spec.merge_size**2)
 
-    def resized(self, rgb: np.ndarray) -> np.ndarray:
-        """The uint8 HWC image the patches are cut from (``rgb`` itself when no resize)."""
+    def resized(self, rgb: np.ndarray, source: Image.Image | None = None) -> np.ndarray:
+        """The uint8 HWC image the patches are cut from (``rgb`` itself when no resize).
+
+        ``source``: the Pillow image ``rgb`` was decoded to, when the decoder lent it.
+        """
         h, w = rgb.shape[:2]
         tw, th = self.target_size(w, h)
         if (th, tw) == (h, w):
             # transformers copies here; the bytes are the same, so skip the copy.
             return rgb
-        return resize_rgb(rgb, tw, th, self._resample)
+        return resize_rgb(rgb, tw, th, self._resample, source=source)
 
     # -- hooks --------------------------------------------------------------------
 
@@ -78,11 +84,18 @@ class QwenVlFamily:
         return self._decode_options
 
     @mmf.hookimpl
+    def mm_decode(self, data: bytes, options: mmf.DecodeOptions) -> mmf.DecodedImage:
+        # The core decoder; for the Pillow backend it also lends its Pillow image, which
+        # the resize takes instead of rebuilding one from the array.
+        return decode_rgb(data, options, keep_source=self._resample != "aten_u8")
+
+    @mmf.hookimpl
     def mm_process_item(self, media: mmf.DecodedImage) -> mmf.ProcessedItem:
         s = self.spec
-        rgb = self.resized(media.rgb)
+        # Taken (and so released after the resize) even when no resize needs it.
+        rgb = self.resized(media.rgb, take_source(media))
         gh, gw = rgb.shape[0] // s.patch_size, rgb.shape[1] // s.patch_size
-        pixel_values = patchify_merged_blocks(rgb, s.patch_size, s.merge_size, s.temporal_patch_size, self._lut)
+        pixel_values = patchify_merged_blocks(rgb, s.patch_size, s.merge_size, s.temporal_patch_size, self._norm)
         return mmf.ProcessedItem(
             feature=mmf.Tensor(pixel_values, "f32"),
             aux={"image_grid_thw": mmf.Tensor.i64([1, gh, gw])},

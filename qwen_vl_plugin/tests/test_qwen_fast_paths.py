@@ -1,0 +1,58 @@
+"""The qwen_vl family's fast paths: the decoder lends its Pillow image to the resize only
+for the Pillow backend, the resize releases it, and the outputs are unchanged."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import mm_framework as mmf
+from mm_framework.decode import SourcedImage, take_source
+from qwen_vl_plugin import golden_images
+from qwen_vl_plugin.family import QwenVlFamily
+
+
+def _family(backend: str) -> QwenVlFamily:
+    spec = {k: v for k, v in mmf.preset("qwen2_vl").items() if k != "family"}
+    return QwenVlFamily({**spec, "backend": backend})
+
+
+@pytest.mark.parametrize("name", ["rgb_640x480.jpg", "exact_448x448.png", "rgba_640x480.png"])
+def test_lent_source_is_consumed_and_changes_nothing(name):
+    fam = _family("pil")
+    data = golden_images.make(name)
+    media = fam.mm_decode(data, fam.mm_decode_options())
+    assert isinstance(media, SourcedImage)
+    item = fam.mm_process_item(media)
+    assert take_source(media) is None  # released by the resize (or dropped when none)
+    # The same item from a plain decoded image (no source): byte-identical.
+    plain = mmf.DecodedImage(rgb=media.rgb)
+    again = fam.mm_process_item(plain)
+    assert item.feature == again.feature
+
+
+def test_torchvision_backend_does_not_keep_a_source():
+    fam = _family("torchvision")
+    media = fam.mm_decode(golden_images.make("rgb_640x480.jpg"), fam.mm_decode_options())
+    assert type(media) is mmf.DecodedImage
+
+
+def test_decode_honours_the_pixel_limit():
+    fam = _family("pil")
+    opts = mmf.DecodeOptions(alpha="composite", max_pixels=100)
+    with pytest.raises(mmf.LimitExceededError):
+        fam.mm_decode(golden_images.make("rgb_640x480.jpg"), opts)
+
+
+@pytest.mark.parametrize("preset", ["qwen2_vl", "qwen3_vl"])
+@pytest.mark.parametrize("backend", ["pil", "torchvision"])
+def test_shipped_presets_take_the_arithmetic_path(preset, backend):
+    spec = {k: v for k, v in mmf.preset(preset).items() if k != "family"}
+    norm = QwenVlFamily({**spec, "backend": backend})._norm
+    assert norm.steps is not None
+    v = np.arange(256, dtype=np.float32)
+    for c in range(3):
+        x = v.copy()
+        for ufunc, k in norm.steps:
+            ufunc(x, k[c], out=x)
+        assert x.tobytes() == norm.lut[c].tobytes()
