@@ -220,6 +220,7 @@ def run_case(case: dict[str, Any], args: argparse.Namespace) -> list[dict[str, A
         contenders["floor_decode_resize"] = Contender(lambda: floor_resize(datas))
         passes = max(3, args.passes // 2) if big else args.passes
         single = measure(contenders, passes, args.min_time)
+        passes = args.passes  # the pool table holds the large-image latency target: full passes
 
         # The pool: throughput on a batch of copies (single-image inputs) or the request
         # itself, and the latency of one request at each pool size.
@@ -230,6 +231,7 @@ def run_case(case: dict[str, Any], args: argparse.Namespace) -> list[dict[str, A
             pooled[f"thr_{p}"] = Contender(lambda: pipe.process(batch), threads=p)
             pooled[f"lat_{p}"] = Contender(lambda: pipe.process(req), threads=p)
         pooled["thr_inline"] = Contender(lambda: pipe.process(batch), threads="inline")
+        pooled["lat_inline"] = Contender(lambda: pipe.process(req), threads="inline")
         if "hf_torchvision" in theirs and n_img > 1:
             cores = os.cpu_count() or 1
             tv = theirs["hf_torchvision"]
@@ -453,7 +455,7 @@ def report(rows: list[dict[str, Any]], scale: dict[str, dict[str, float]], stage
     out += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
         p, n = r["pool"], r["images"] * r["copies"]
-        lat_inline = r["single"]["ours"]
+        lat_inline = p["lat_inline"]
         cells = [r["case"], r["input"], f"{r['images']}×{r['copies']}", _fmt(n / p["thr_inline"])]
         cells += [_fmt(n / p[f"thr_{q}"]) for q in sizes] + [f"{p['thr_inline'] / p[f'thr_{sizes[-1]}']:.2f}×"]
         cells += [_fmt(lat_inline * 1e3)] + [_fmt(p[f"lat_{q}"] * 1e3) for q in sizes] + [f"{p[f'lat_{sizes[-1]}'] / lat_inline:.2f}×"]
@@ -527,7 +529,8 @@ def targets(rows: list[dict[str, Any]], scale: dict[str, dict[str, float]], mem:
             lambda v: v >= 1.8)
     large = row("qwen_vl qwen2_5_vl pil", "jpeg_4000x3000")
     if large:
-        add("4000×3000 qwen2_5_vl pil, latency 2 threads / 1 thread (≤ 0.65×)", large["pool"]["lat_2"] / large["single"]["ours"], lambda v: v <= 0.65)
+        add("4000×3000 qwen2_5_vl pil, latency 2 threads / 1 thread (≤ 0.65×)", large["pool"]["lat_2"] / large["pool"]["lat_inline"],
+            lambda v: v <= 0.65)
     for m in mem:
         if m.get("kind") == "ours" and "error" not in m and m["spec"].get("family") == "qwen_vl":
             v = (m["rss_peak_bytes"] - m["out_bytes"]) / m["out_bytes"]

@@ -141,8 +141,12 @@ def test_smart_resize_invariants(h, w, factor, bounds):
     if th * tw > hi:
         # Only the ceil (upscale) branch may overshoot, by less than one factor row/column.
         assert (th - factor) * (tw - factor) <= hi
-    # Aspect ratio is kept within one factor of rounding on each side.
-    assert abs(th / tw - h / w) <= (h / w) * (factor / min(th, tw) + factor / max(th, tw)) + 1e-9 or min(th, tw) == factor
+    # Aspect ratio is kept within rounding: both sides come from one scale beta, each
+    # rounded to a multiple of the factor, so some beta has |th - h*beta| <= factor and
+    # |tw - w*beta| <= factor, i.e. the two intervals of admissible betas overlap.
+    lo = max((th - factor) / h, (tw - factor) / w)
+    hi_beta = min((th + factor) / h, (tw + factor) / w)
+    assert lo <= hi_beta + 1e-9, (th, tw)
 
 
 @SETTINGS
