@@ -13,6 +13,7 @@ import pytest
 
 from mm_framework import par, transforms
 from mm_framework.errors import InternalError
+from test_transforms import _hf_order  # the transformers-order reference layout
 from mm_framework.transforms import (
     ChannelNorm,
     channel_norm_fused,
@@ -36,16 +37,6 @@ BUILDERS = [
     (channel_norm_fused, normalize_lut_fused),
     (channel_norm_recip, normalize_lut_recip),
 ]
-
-
-def _hf_order(rgb, ps, m, tps, lut):
-    """transformers' numpy patchify (hf-reference §3.5), the reference for the layout."""
-    img = np.stack([lut[c][rgb[:, :, c]] for c in range(3)])
-    c, h, w = img.shape
-    gh, gw = h // ps, w // ps
-    p = img.reshape(c, gh // m, m, ps, gw // m, m, ps).transpose(1, 4, 2, 5, 0, 3, 6)
-    p = np.broadcast_to(p[:, :, :, :, :, None], p.shape[:5] + (tps, ps, ps))
-    return p.reshape(gh * gw, c * tps * ps * ps)
 
 
 def _every_value_image(h: int, w: int, seed: int) -> np.ndarray:
