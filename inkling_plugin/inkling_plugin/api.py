@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+from PIL import Image
 
 from mm_framework import par
 from mm_framework.common import check_bytes, check_rgb_array
@@ -51,12 +52,18 @@ def rescaled_size(w: int, h: int, frac: float | None, cap: int | None) -> tuple[
     return w2, h2
 
 
-def rescale_patchify(rgb: np.ndarray, ps: int, frac: float | None, cap: int | None) -> Patched:
-    """``scaled_dims`` + Pillow LANCZOS when the size changes, then :func:`patchify`."""
+def rescale_patchify(
+    rgb: np.ndarray, ps: int, frac: float | None, cap: int | None, source: Image.Image | None = None
+) -> Patched:
+    """``scaled_dims`` + Pillow LANCZOS when the size changes, then :func:`patchify`.
+
+    ``source``: the Pillow image ``rgb`` was exported from, if the caller has it
+    (:func:`mm_framework.decode.take_source`); the resize then starts from it.
+    """
     h, w = int(rgb.shape[0]), int(rgb.shape[1])
     w2, h2 = rescaled_size(w, h, frac, cap)
     if (w2, h2) != (w, h):
-        rgb = resize_rgb(rgb, w2, h2, "pil_lanczos")
+        rgb = resize_rgb(rgb, w2, h2, "pil_lanczos", source=source)
     return h2, w2, patchify(rgb, ps)
 
 

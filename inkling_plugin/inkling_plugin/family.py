@@ -44,6 +44,7 @@ import numpy as np
 
 from mm_framework import hookimpl
 from mm_framework.carriers import DecodedImage, DecodeOptions, Grid, OutputItem, ProcessedItem, Tensor
+from mm_framework.decode import decode_rgb, take_source
 from mm_framework.errors import MediaError
 from mm_framework.layout import TokenLayout, layout_by_placeholder
 
@@ -69,8 +70,16 @@ class InklingFamily:
         return DecodeOptions(alpha="drop", exif_transpose=False)
 
     @hookimpl
+    def mm_decode(self, data: bytes, options: DecodeOptions) -> DecodedImage:
+        # The core decoder, also lending its Pillow image: the LANCZOS resize starts from
+        # it instead of rebuilding one from the array.
+        return decode_rgb(data, options, keep_source=True)
+
+    @hookimpl
     def mm_process_item(self, media: DecodedImage) -> ProcessedItem:
-        h, w, bits = rescale_patchify(media.rgb, self.patch_size, self.rescale_frac, self.rescale_cap)
+        # Taken (and so released after the resize) even when no resize needs it.
+        source = take_source(media)
+        h, w, bits = rescale_patchify(media.rgb, self.patch_size, self.rescale_frac, self.rescale_cap, source)
         nph, npw = patch_grid(h, w, self.patch_size)
         return ProcessedItem(
             feature=Tensor.bf16(bits),

@@ -14,7 +14,8 @@ import inkling_plugin as inkling
 import mm_framework as mmf
 from inkling_reference import make_photo_like, ref_decode_rescale, ref_patchify, ref_scaled_dims
 from mm_framework import par
-from mm_framework.carriers import DecodeOptions, Grid, MmInput, Rope1D
+from mm_framework.carriers import DecodedImage, DecodeOptions, Grid, MmInput, Rope1D
+from mm_framework.decode import SourcedImage, take_source
 from mm_framework.errors import LayoutError, LimitExceededError, MediaError, SpecError
 from mm_framework.hashing import content_hash
 from mm_framework.testing import FamilyConformance, sample_image
@@ -149,6 +150,19 @@ def test_feature_equals_the_library_function():
     h, w, bits = inkling.decode_patchify(data, 40, 2.0, 2048)
     assert out.items[0].feature.array.tobytes() == bits.tobytes()
     assert out.items[0].aux["image_size"].array.tolist() == [h, w]
+
+
+@pytest.mark.parametrize("mode", ["RGB", "RGBA", "L"])
+@pytest.mark.parametrize("spec", [SPEC, {"family": "inkling", "rescale_frac": None, "rescale_cap": None}])
+def test_lent_source_is_consumed_and_changes_nothing(mode, spec):
+    pipe = mmf.pipeline_from_spec(spec)
+    media = pipe.hooks.decode(png(61, 87, 3, mode), pipe.hooks.decode_options(), 0)
+    assert isinstance(media, SourcedImage)
+    item = pipe.hooks.process_item(media, 0)
+    assert take_source(media) is None  # released by the resize (or dropped when none)
+    # The same item from a plain decoded image (no source to start from): byte-identical.
+    again = pipe.hooks.process_item(DecodedImage(rgb=media.rgb), 0)
+    assert item.feature == again.feature and item.aux == again.aux
 
 
 def test_geometry_is_the_patch_grid():
