@@ -266,21 +266,36 @@ def _aten_rows(src: np.ndarray, out_rows: int) -> np.ndarray:
     return out
 
 
-def _transposed(rgb: np.ndarray) -> np.ndarray:
-    """``(w, h, 3)`` C-contiguous transpose of an HWC u8 image, a pixel (3 bytes) at a time."""
+def _to_planar_columns(rgb: np.ndarray) -> np.ndarray:
+    """``[w, 3, h]`` C-contiguous: row ``x`` holds column ``x`` of the image, channel-major.
+
+    A row pass does not care how a row's values are ordered, only that rows are whole;
+    channel-major rows let each channel transpose as a plain u8 plane, which numpy copies
+    about 1.6x faster than the same transpose a 3-byte pixel at a time.
+    """
     h, w = rgb.shape[:2]
-    src = np.ascontiguousarray(rgb).view(_PIXEL)[..., 0]
-    out = np.empty((w, h, 3), dtype=np.uint8)
-    dst = out.view(_PIXEL)[..., 0]
+    out = np.empty((w, 3, h), dtype=np.uint8)
 
     def run(start: int, stop: int) -> None:
-        np.copyto(dst[start:stop], src[:, start:stop].T)
+        for c in range(3):
+            np.copyto(out[start:stop, c], rgb[:, start:stop, c].T)
 
     par.for_chunks(run, w, par.rows_per_worker(w, h * w))
     return out
 
 
-_PIXEL = np.dtype((np.void, 3))
+def _from_planar_columns(cols: np.ndarray) -> np.ndarray:
+    """The HWC u8 image whose :func:`_to_planar_columns` is ``cols`` (``[w, 3, h]``)."""
+    w, _, h = cols.shape
+    out = np.empty((h, w, 3), dtype=np.uint8)
+
+    def run(start: int, stop: int) -> None:
+        for c in range(3):
+            np.copyto(out[start:stop, :, c], cols[:, c, start:stop].T)
+
+    par.for_chunks(run, h, par.rows_per_worker(h, h * w))
+    return out
+
 
 # Bytes of one int32 accumulator band (measured fastest at 2^19 on 1-2 MP images).
 _BAND_BYTES = 1 << 19
@@ -290,13 +305,14 @@ def _resize_aten_u8(rgb: np.ndarray, out_w: int, out_h: int) -> np.ndarray:
     """ATen's order: the horizontal pass (over all source rows) first, u8 in between.
 
     Row passes are the fast shape in numpy (whole-row gathers), so the horizontal pass
-    runs as a row pass on the transposed image and is transposed back.
+    runs as a row pass on the image's columns (:func:`_to_planar_columns`) and is
+    transposed back.
     """
     in_h, in_w = rgb.shape[:2]
     out = np.ascontiguousarray(rgb)
     if out_w != in_w:
-        cols = _aten_rows(_transposed(out).reshape(in_w, in_h * 3), out_w)
-        out = _transposed(cols.reshape(out_w, in_h, 3))
+        cols = _aten_rows(_to_planar_columns(out).reshape(in_w, 3 * in_h), out_w)
+        out = _from_planar_columns(cols.reshape(out_w, 3, in_h))
     if out_h != in_h:
         out = _aten_rows(out.reshape(in_h, out_w * 3), out_h).reshape(out_h, out_w, 3)
     return out
