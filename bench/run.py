@@ -280,8 +280,8 @@ def scaling(case: dict[str, Any], input_name: str, passes: int, min_time: float)
 # ---------------------------------------------------------------------------
 
 
-def stages(preset: str, input_name: str, passes: int, min_time: float) -> dict[str, float]:
-    """Median ms of each step of one item, single-thread, as the family runs them."""
+def stages_qwen(preset: str, input_name: str, passes: int, min_time: float) -> dict[str, float]:
+    """Median ms of each step of one qwen_vl item, single-thread, as the family runs them."""
     from mm_framework.decode import decode_rgb, take_source
     from mm_framework.resize import resize_rgb
     from mm_framework.transforms import patchify_merged_blocks
@@ -308,6 +308,37 @@ def stages(preset: str, input_name: str, passes: int, min_time: float) -> dict[s
         "decode with lent source + take_source": Contender(lambda: take_source(decode_rgb(data, keep_source=True))),
         "patchify_merged_blocks": Contender(lambda: patchify_merged_blocks(resized, s.patch_size, s.merge_size, s.temporal_patch_size, fam._norm)),
         "process_item (resize + patchify)": Contender(lambda: fam.mm_process_item(media)),
+        "mm_decode + mm_process_item (lent source)": Contender(lambda: fam.mm_process_item(fam.mm_decode(data, opts))),
+        "pipeline.process (everything)": Contender(lambda: pipe.process(req)),
+    }
+    return {k: v * 1e3 for k, v in measure(contenders, passes, min_time).items()}
+
+
+def stages_inkling(input_name: str, passes: int, min_time: float) -> dict[str, float]:
+    """Median ms of each step of one inkling item (default spec), single-thread."""
+    from inkling_plugin.family import InklingFamily
+    from inkling_plugin.patchify import patchify
+    from mm_framework.decode import decode_rgb, take_source
+    from mm_framework.resize import resize_rgb
+
+    spec = {"family": "inkling"}
+    fam = InklingFamily({})
+    data = inputs()[input_name].images[0]
+    media = decode_rgb(data)
+    tw, th = baselines.inkling_target(spec)(media.width, media.height)
+    resized = resize_rgb(media.rgb, tw, th, "pil_lanczos")
+    im = baselines.floor_decode([data])[0]
+    opts = fam.mm_decode_options()
+    pipe = mmf.pipeline_from_spec(spec)
+    req = _request(pipe, [data])
+    contenders = {
+        "pillow decode": Contender(lambda: baselines.floor_decode([data])),
+        "decode with lent source + take_source": Contender(lambda: take_source(decode_rgb(data, opts, keep_source=True))),
+        "pillow LANCZOS resize (image in, image out)": Contender(
+            lambda: im.resize((tw, th), Image.Resampling.LANCZOS, reducing_gap=None)),
+        "resize_rgb (lent Pillow image in, array out)": Contender(
+            lambda: resize_rgb(media.rgb, tw, th, "pil_lanczos", source=im)),
+        "patchify (bf16 pair table)": Contender(lambda: patchify(resized, fam.patch_size)),
         "mm_decode + mm_process_item (lent source)": Contender(lambda: fam.mm_process_item(fam.mm_decode(data, opts))),
         "pipeline.process (everything)": Contender(lambda: pipe.process(req)),
     }
@@ -589,7 +620,9 @@ def main() -> None:
             print(case["label"], "scaling", {k: round(v, 1) for k, v in scale[case["label"]].items()}, flush=True)
     stage = {}
     if not args.only or "qwen2_vl pil" in args.only:
-        stage["qwen2_vl pil, jpeg_1280x960"] = stages("qwen2_vl", "jpeg_1280x960", args.passes, args.min_time)
+        stage["qwen2_vl pil, jpeg_1280x960"] = stages_qwen("qwen2_vl", "jpeg_1280x960", args.passes, args.min_time)
+    if _inkling_plugin is not None and (not args.only or "inkling" in args.only):
+        stage["inkling default, jpeg_1280x960"] = stages_inkling("jpeg_1280x960", args.passes, args.min_time)
     mem = []
     if not (args.quick or args.no_memory):
         for job in memory_jobs():
