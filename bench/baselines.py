@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from mm_framework.transforms import scaled_dims, smart_resize
+from mm_framework.kernels import scaled_dims, smart_resize
 
 Run = Callable[[Sequence[bytes]], Any]
 

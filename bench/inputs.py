@@ -17,7 +17,7 @@ import attrs
 import numpy as np
 from PIL import Image
 
-from qwen_vl_plugin.golden_images import photo, screenshot
+from golden_images import photo, screenshot  # qwen_vl_plugin/tests, on the path bench/run.py sets
 
 
 @attrs.frozen

@@ -42,7 +42,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
-for sub in ("", "qwen_vl_plugin", "inkling_plugin"):
+for sub in ("", "qwen_vl_plugin", "inkling_plugin", "qwen_vl_plugin/tests"):
     path = str(REPO / sub) if sub else str(REPO)
     if path not in sys.path:
         sys.path.insert(0, path)
@@ -282,9 +282,9 @@ def scaling(case: dict[str, Any], input_name: str, passes: int, min_time: float)
 
 def stages_qwen(preset: str, input_name: str, passes: int, min_time: float) -> dict[str, float]:
     """Median ms of each step of one qwen_vl item, single-thread, as the family runs them."""
-    from mm_framework.decode import decode_rgb, take_source
-    from mm_framework.resize import resize_rgb
-    from mm_framework.transforms import patchify_merged_blocks
+    from mm_framework.media.decode import decode_rgb, take_source
+    from mm_framework.kernels import resize_rgb
+    from mm_framework.kernels import patchify_merged_blocks
     from qwen_vl_plugin.family import QwenVlFamily
 
     spec = {k: v for k, v in mmf.preset(preset).items() if k != "family"}
@@ -318,8 +318,8 @@ def stages_inkling(input_name: str, passes: int, min_time: float) -> dict[str, f
     """Median ms of each step of one inkling item (default spec), single-thread."""
     from inkling_plugin.family import InklingFamily
     from inkling_plugin.patchify import patchify
-    from mm_framework.decode import decode_rgb, take_source
-    from mm_framework.resize import resize_rgb
+    from mm_framework.media.decode import decode_rgb, take_source
+    from mm_framework.kernels import resize_rgb
 
     spec = {"family": "inkling"}
     fam = InklingFamily({})

@@ -1,7 +1,10 @@
 """mm_framework: multimodal preprocessing for LLM inference serving.
 
-Families are plugins (entry-point group ``mm_framework``); plugin authors write
-``from mm_framework import hookimpl``.
+This module is the public API: what a serving engine calls, and (with
+:mod:`mm_framework.kernels` and :mod:`mm_framework.testing`) all a family plugin may
+import. Families are plugins (entry-point group ``mm_framework``); plugin authors write
+``from mm_framework import hookimpl``. The layout of the package is described in
+docs/architecture.md.
 """
 
 from __future__ import annotations
@@ -37,12 +40,13 @@ from .errors import (
     SpecError,
     UnsupportedError,
 )
-from .fetch import FetchPolicy
 from .hookspecs import hookimpl
 from .layout import Explicit, ExpandedPrompt, Media, Repeat, Text, TokenLayout, apply_layout, layout_by_placeholder
 from .limits import Limits
+from .media import FetchPolicy, content_hash, decode_rgb, take_source
 from .pipeline import Pipeline, pipeline_from_spec
 from .positions import mrope_image_only
+from .spec_fields import SpecFields
 
 __version__ = "0.1.0"
 
@@ -91,7 +95,7 @@ __all__ = [
     "Capabilities", "DecodeOptions", "DecodedImage", "Explicit", "ExpandedPrompt", "FetchError", "FetchPolicy", "Grid",
     "InternalError", "InvalidInputError", "LayoutError", "LimitExceededError", "Limits", "MRope", "Media",
     "MediaError", "MmError", "MmInput", "Output", "OutputItem", "Pipeline", "ProcessedItem", "Repeat",
-    "Rope1D", "SpecError", "Tensor", "Text", "Tiles", "TokenLayout", "UnsupportedError", "apply_layout",
-    "hookimpl", "layout_by_placeholder", "list_families", "list_presets", "mrope_image_only",
-    "pipeline_from_spec", "preset", "spec_from_hf_configs", "spec_from_model_dir",
+    "Rope1D", "SpecError", "SpecFields", "Tensor", "Text", "Tiles", "TokenLayout", "UnsupportedError", "apply_layout",
+    "content_hash", "decode_rgb", "hookimpl", "layout_by_placeholder", "list_families", "list_presets",
+    "mrope_image_only", "pipeline_from_spec", "preset", "spec_from_hf_configs", "spec_from_model_dir", "take_source",
 ]

@@ -6,12 +6,14 @@ where it built it, not three stages later in the driver.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import json
+from collections.abc import Mapping
 from typing import Any, Literal, Union
 
 import attrs
 import numpy as np
 
+from .checks import check_rgb
 from .errors import InternalError, InvalidInputError
 
 DType = Literal["f32", "i64", "bf16"]
@@ -77,6 +79,13 @@ class Tensor:
 
     __hash__ = None  # type: ignore[assignment]
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Through the constructor, so the unpickled array is read-only again.
+        return (Tensor, (self.array, self.dtype))
+
+    def __repr__(self) -> str:
+        return f"Tensor({self.dtype} {list(self.shape)})"
+
 
 @attrs.frozen
 class Grid:
@@ -104,9 +113,7 @@ class DecodedImage:
     rgb: np.ndarray = attrs.field(converter=_readonly)
 
     def __attrs_post_init__(self) -> None:
-        a = self.rgb
-        if a.dtype != np.uint8 or a.ndim != 3 or a.shape[2] != 3:
-            raise InternalError(f"decoded image must be HWC uint8 RGB, got {a.dtype} {a.shape}")
+        check_rgb(self.rgb, "decoded image", error=InternalError)
 
     @property
     def height(self) -> int:
@@ -119,15 +126,13 @@ class DecodedImage:
 
 @attrs.frozen
 class Capabilities:
-    """What a family accepts: modalities besides images, and the prompt id range.
+    """What a family accepts beyond still images: the prompt id range.
 
     ``id_range`` is the inclusive ``(low, high)`` every input id must fall in (e.g. a
     vocabulary that fits int32); ``None`` accepts any int64 (families whose placeholders
     are negative protocol ids).
     """
 
-    video: bool = False
-    audio: bool = False
     id_range: tuple[int, int] | None = None
 
 
@@ -188,6 +193,12 @@ class MRope:
 
     __hash__ = None  # type: ignore[assignment]
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (MRope, (self.positions, self.delta))
+
+    def __repr__(self) -> str:
+        return f"MRope({list(self.positions.shape)}, delta={self.delta})"
+
 
 Positions = Union[Rope1D, MRope]
 
@@ -232,29 +243,62 @@ class MmInput:
     )
 
 
-@attrs.frozen(eq=False)
+@attrs.frozen
 class OutputItem:
     """One media item of the output, in input order."""
 
     feature: Tensor
-    aux: Mapping[str, Tensor]
+    aux: Mapping[str, Tensor] = attrs.field(converter=dict)
     hash: int
 
+    def __repr__(self) -> str:
+        aux = "".join(f" {k}={_brief(t)}" for k, t in self.aux.items())
+        return f"OutputItem({_brief(self.feature)}{aux} hash={self.hash:#018x})"
 
-@attrs.frozen(eq=False)
+
+def _brief(t: Tensor) -> str:
+    return str(t.array.tolist()) if t.array.size <= 8 else f"{t.dtype}{list(t.shape)}"
+
+
+@attrs.frozen(eq=False, repr=False)
 class Output:
-    """The accepted result of one request."""
+    """The accepted result of one request: a plain value that pickles and compares.
+
+    ``spec`` is the resolved spec (JSON) of the pipeline that made it, so
+    :meth:`model_kwargs` finds the family again, also after unpickling.
+    """
 
     input_ids: np.ndarray = attrs.field(converter=_readonly)
     items: tuple[OutputItem, ...] = attrs.field(converter=tuple)
-    offsets: tuple[tuple[int, int], ...] = attrs.field(converter=lambda v: tuple(tuple(o) for o in v))
+    offsets: tuple[tuple[int, int], ...] = attrs.field(converter=lambda v: tuple((int(a), int(b)) for a, b in v))
     positions: Positions
-    _kwargs_builder: Callable[[Sequence[OutputItem]], dict[str, np.ndarray]] | None = attrs.field(
-        default=None, repr=False, alias="kwargs_builder"
-    )
+    spec: str | None = None
 
     def model_kwargs(self) -> dict[str, np.ndarray]:
         """The model runner's keyword tensors for this request, as the family defines them."""
-        if self._kwargs_builder is None:
+        if self.spec is None:
             raise InvalidInputError("this output was not produced by a pipeline")
-        return self._kwargs_builder(self.items)
+        from .family import hooks_for
+
+        return hooks_for(self.spec).model_kwargs(self.items)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Output):
+            return NotImplemented
+        return (
+            np.array_equal(self.input_ids, other.input_ids)
+            and (self.items, self.offsets, self.positions, self.spec)
+            == (other.items, other.offsets, other.positions, other.spec)
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Output, (self.input_ids, self.items, self.offsets, self.positions, self.spec))
+
+    def __repr__(self) -> str:
+        family = None if self.spec is None else json.loads(self.spec).get("family")
+        items = ", ".join(
+            f"{i}: {_brief(it.feature)} at {s}..{e}" for i, (it, (s, e)) in enumerate(zip(self.items, self.offsets))
+        )
+        return f"Output(family={family!r}, tokens={len(self.input_ids)}, items=[{items}], positions={self.positions!r})"

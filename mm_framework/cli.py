@@ -13,10 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from . import fetch, list_families, pipeline_from_spec, plugins
+from . import list_families, pipeline_from_spec, plugins
 from .carriers import MmInput, MRope, Output
-from .decode import image_size
 from .errors import MmError, SpecError
+from .media import image_size, resolve_sources
 
 DEFAULT_PRESET = "qwen2_vl"
 SAMPLE = "sample.jpg"
@@ -91,7 +91,7 @@ def cmd_process(args: argparse.Namespace) -> int:
     else:
         sample = resources.files("mm_framework") / "data" / SAMPLE
         sources, names = [str(sample)], [f"<bundled {SAMPLE}>"]
-    datas = fetch.resolve_sources(sources, limits=pipe.limits)
+    datas = resolve_sources(sources, limits=pipe.limits)
     if args.input_ids is not None:
         ids = _ids(args.input_ids)
     elif "image_token_id" in spec:

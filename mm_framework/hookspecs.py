@@ -95,7 +95,7 @@ class FamilySpecs:
 
         Called once per item on a worker thread (or inline), after the driver hashed the
         bytes and checked request limits. Must honour ``options.max_pixels`` before
-        decoding pixels. Default: the core Pillow decoder (``mm_framework.decode``).
+        decoding pixels. Default: the core Pillow decoder (``mm_framework.decode_rgb``).
         """
 
     @hookspec(firstresult=True)
@@ -103,8 +103,9 @@ class FamilySpecs:
         """The reference processor's work for one decoded item.
 
         Called once per item, concurrently from worker threads with one shared family
-        object: it must be pure and thread-safe (no mutable shared state). It may use
-        ``mm_framework.par`` chunk helpers, never its own threads.
+        object: it must be pure and thread-safe (no mutable shared state). It may split
+        one image into bands with ``mm_framework.kernels.for_chunks``, never start its own
+        threads.
         """
 
     @hookspec(firstresult=True)

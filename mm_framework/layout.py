@@ -13,12 +13,12 @@ from typing import Union
 import attrs
 import numpy as np
 
+from .checks import check_int
 from .errors import LayoutError
 
 
 def _nonneg(_inst: object, attr: attrs.Attribute, value: int) -> None:
-    if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 0:
-        raise LayoutError(f"layout: {attr.name} must be a non-negative int, got {value!r}")
+    check_int(value, f"layout: {attr.name}", minimum=0, error=LayoutError)
 
 
 @attrs.frozen

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import attrs
 
+from .checks import check_int
+from .errors import SpecError
+
 MiB = 1 << 20
 
 # Pillow raises DecompressionBombError above twice its MAX_IMAGE_PIXELS (89,478,485);
@@ -12,8 +15,7 @@ DEFAULT_MAX_IMAGE_PIXELS = 2 * 89_478_485
 
 
 def _positive(_inst: object, attr: attrs.Attribute, value: int) -> None:
-    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-        raise ValueError(f"Limits.{attr.name} must be a positive int, got {value!r}")
+    check_int(value, f"Limits.{attr.name}", minimum=1, error=SpecError)
 
 
 @attrs.frozen

@@ -24,14 +24,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from numbers import Integral, Real
+from numbers import Real
 from typing import Any
 
 import numpy as np
 
+from .checks import INT64_MAX, INT64_MIN, check_int, is_int
 from .errors import SpecError
-
-INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 _OR_NULL = " or null/None"
 
 
@@ -94,10 +93,12 @@ class SpecFields:
         reader._values = values
         return reader
 
+    def _label(self, name: str) -> str:
+        return name if self._family is None else f"{self._family} spec: field {name!r}"
+
     def error(self, name: str, problem: str) -> SpecError:
         """``SpecError("<family> spec: field '<name>' <problem>")``, for rules that span fields."""
-        where = name if self._family is None else f"{self._family} spec: field {name!r}"
-        return SpecError(f"{where} {problem}")
+        return SpecError(f"{self._label(name)} {problem}")
 
     def integer(
         self, name: str, *, minimum: int | None = None, maximum: int | None = None, nullable: bool = False
@@ -110,17 +111,9 @@ class SpecFields:
         value = self._values[name]
         if value is None and nullable:
             return None
-        if isinstance(value, bool) or not isinstance(value, Integral):
+        if not is_int(value):
             raise self.error(name, f"must be an integer{_OR_NULL if nullable else ''}, got {value!r}")
-        v = int(value)
-        if minimum is not None and v < minimum:
-            bound = "greater than zero" if minimum == 1 else f">= {minimum}"
-            raise self.error(name, f"must be {bound}, got {v}")
-        if maximum is not None and v > maximum:
-            raise self.error(name, f"must be <= {maximum}, got {v}")
-        if not INT64_MIN <= v <= INT64_MAX:
-            raise self.error(name, f"must fit in int64, got {v}")
-        return v
+        return check_int(value, self._label(name), minimum=minimum, maximum=maximum)
 
     def number(self, name: str, *, positive: bool = False, nullable: bool = False) -> float | None:
         """A finite real number (not a bool) as a float, > 0 if ``positive``; ``None`` only if ``nullable``."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from mm_framework.cli import main
-from mm_framework.hashing import content_hash
+from mm_framework import content_hash
 
 from conftest import png_bytes
 

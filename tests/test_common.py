@@ -14,8 +14,7 @@ from mm_framework.errors import InvalidInputError, MediaError, MmError, SpecErro
 
 # ----- scaled_dims --------------------------------------------------------------------
 
-# core-contracts §13 and families.md §3.2, shared with the transforms tests.
-from test_transforms import SCALED_DIMS_PINS as PINS  # noqa: E402
+from kernel_refs import SCALED_DIMS_PINS as PINS  # noqa: E402
 
 
 @pytest.mark.parametrize("args,want", PINS, ids=[str(a) for a, _ in PINS])
@@ -99,7 +98,7 @@ def test_resize_rgb_defaults_to_lanczos():
 
 
 def test_resize_rgb_aten_u8_is_the_core_kernel():
-    from mm_framework import resize
+    from mm_framework.kernels import resize
 
     arr = rand_rgb(48, 64, 2)
     out = common.resize_rgb(arr, 20, 30, "aten_u8")

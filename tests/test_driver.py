@@ -16,7 +16,7 @@ from PIL import Image
 
 import mm_framework as mmf
 from mm_framework import par
-from mm_framework.hashing import content_hash
+from mm_framework import content_hash
 
 from conftest import png_bytes
 
@@ -275,7 +275,7 @@ def test_alpha_options(toy):
     arr[..., 3] = 0  # fully transparent red
     buf = io.BytesIO()
     Image.fromarray(arr, "RGBA").save(buf, "PNG")
-    from mm_framework.decode import decode_rgb
+    from mm_framework.media.decode import decode_rgb
 
     drop = decode_rgb(buf.getvalue(), mmf.DecodeOptions(alpha="drop"))
     comp = decode_rgb(buf.getvalue(), mmf.DecodeOptions(alpha="composite"))

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from PIL import Image
 
 import mm_framework as mmf
-from mm_framework import fetch
-from mm_framework.decode import decode_rgb
+from mm_framework import media
+from mm_framework.media.decode import decode_rgb
 
 SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -69,7 +69,7 @@ inline_sources = st.one_of(
 @given(st.lists(inline_sources, min_size=1, max_size=3))
 def test_source_parsing(sources):
     try:
-        datas = fetch.resolve_sources(sources, limits=mmf.Limits())
+        datas = media.resolve_sources(sources, limits=mmf.Limits())
     except mmf.MmError as e:
         assert e.item is not None and 0 <= e.item < len(sources)
         return

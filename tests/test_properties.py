@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import mm_framework as mmf
 from mm_framework import Explicit, LayoutError, Media, Repeat, Text, TokenLayout, apply_layout, layout_by_placeholder
-from mm_framework.transforms import scaled_dims, smart_resize
+from mm_framework.kernels import scaled_dims, smart_resize
 
 from test_positions import direct
 

@@ -21,20 +21,18 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from mm_framework import par
-from mm_framework.common import check_bytes, check_rgb_array
-from mm_framework.decode import decode_rgb
-from mm_framework.errors import InvalidInputError, LimitExceededError, MmError
-from mm_framework.hashing import content_hash
-from mm_framework.limits import DEFAULT_MAX_IMAGE_PIXELS
-from mm_framework.resize import resize_rgb
-from mm_framework.transforms import scaled_dims
+from mm_framework import InvalidInputError, LimitExceededError, Limits, MmError, content_hash, decode_rgb
+from mm_framework.kernels import check_rgb, resize_rgb, scaled_dims, try_map
 
 from .params import check_params, check_patch_size
 from .patchify import patchify
 
 Patched = tuple[int, int, np.ndarray]
 PatchedHashed = tuple[int, int, np.ndarray, int]
+
+
+# The core's default decode limit (Pillow's own decompression-bomb threshold).
+MAX_PIXELS = Limits().max_image_pixels
 
 
 def rescaled_size(w: int, h: int, frac: float | None, cap: int | None) -> tuple[int, int]:
@@ -45,9 +43,9 @@ def rescaled_size(w: int, h: int, frac: float | None, cap: int | None) -> tuple[
     decompression-bomb threshold), so nothing a reference accepts from a file is refused.
     """
     w2, h2 = scaled_dims(w, h, frac, cap)
-    if w2 * h2 > DEFAULT_MAX_IMAGE_PIXELS:
+    if w2 * h2 > MAX_PIXELS:
         raise LimitExceededError(
-            f"rescaling {w}x{h} gives {w2}x{h2} = {w2 * h2} pixels, above the limit of {DEFAULT_MAX_IMAGE_PIXELS}"
+            f"rescaling {w}x{h} gives {w2}x{h2} = {w2 * h2} pixels, above the limit of {MAX_PIXELS}"
         )
     return w2, h2
 
@@ -58,7 +56,7 @@ def rescale_patchify(
     """``scaled_dims`` + Pillow LANCZOS when the size changes, then :func:`patchify`.
 
     ``source``: the Pillow image ``rgb`` was exported from, if the caller has it
-    (:func:`mm_framework.decode.take_source`); the resize then starts from it.
+    (:func:`mm_framework.take_source`); the resize then starts from it.
     """
     h, w = int(rgb.shape[0]), int(rgb.shape[1])
     w2, h2 = rescaled_size(w, h, frac, cap)
@@ -75,13 +73,7 @@ def _decode_patchify(data: bytes, ps: int, frac: float | None, cap: int | None) 
 def _datas(datas: Any) -> list[bytes]:
     if isinstance(datas, (bytes, bytearray, memoryview, str)) or not isinstance(datas, Sequence):
         raise InvalidInputError(f"datas must be a sequence of bytes objects, got {type(datas).__name__}")
-    out = []
-    for i, d in enumerate(datas):
-        try:
-            out.append(check_bytes(d))
-        except MmError as e:
-            raise e.at_item(i) from None
-    return out
+    return list(datas)
 
 
 def _per_item(fn: Callable[[Any], Any], items: Sequence[Any]) -> list[Any]:
@@ -93,13 +85,13 @@ def _per_item(fn: Callable[[Any], Any], items: Sequence[Any]) -> list[Any]:
         except MmError as e:
             raise e.at_item(i) from None
 
-    return par.try_map(one, items)
+    return try_map(one, items)
 
 
 def patchify_rgb(arr: np.ndarray, patch_size: int) -> np.ndarray:
     """bf16 bits ``uint16 [n, ps, ps, 3]`` of a C-contiguous HWC uint8 RGB array (no rescale)."""
     ps = check_patch_size(patch_size)
-    return patchify(check_rgb_array(arr), ps)
+    return patchify(check_rgb(arr, contiguous=True), ps)
 
 
 def decode_patchify(
@@ -107,7 +99,7 @@ def decode_patchify(
 ) -> Patched:
     """Decode, rescale (``scaled_dims`` + LANCZOS) and patchify: ``(h, w, bits)``."""
     ps, frac, cap = check_params(patch_size, rescale_frac, rescale_cap)
-    return _decode_patchify(check_bytes(data), ps, frac, cap)
+    return _decode_patchify(data, ps, frac, cap)
 
 
 def decode_patchify_batch(
@@ -139,6 +131,5 @@ def rescale_patchify_hash(
     thread pool and passes the array plus the bytes it came from).
     """
     ps, frac, cap = check_params(patch_size, rescale_frac, rescale_cap)
-    check_rgb_array(arr)
-    raw = check_bytes(raw_bytes, "raw_bytes")
-    return (*rescale_patchify(arr, ps, frac, cap), content_hash(raw))
+    check_rgb(arr, contiguous=True)
+    return (*rescale_patchify(arr, ps, frac, cap), content_hash(raw_bytes))

@@ -29,7 +29,7 @@ Per item: decode (alpha dropped, no EXIF orientation: the core defaults, as the 
 - ``patch_grids``: i64 ``[items, 2]`` of ``(nph, npw)``;
 - ``image_sizes``: i64 ``[items, 2]`` of the post-rescale ``(h, w)``.
 
-A rescale past ``mm_framework.limits.DEFAULT_MAX_IMAGE_PIXELS`` (only reachable with a
+A rescale past the core's default pixel limit (only reachable with a
 large ``rescale_frac`` and no cap) is a ``LimitExceededError``, from
 ``mm_num_media_tokens`` too, so the two never disagree.
 """
@@ -37,16 +37,14 @@ large ``rescale_frac`` and no cap) is a ``LimitExceededError``, from
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from numbers import Integral
 from typing import Any
 
 import numpy as np
 
-from mm_framework import hookimpl
-from mm_framework.carriers import DecodedImage, DecodeOptions, Grid, OutputItem, ProcessedItem, Tensor
-from mm_framework.decode import decode_rgb, take_source
-from mm_framework.errors import MediaError
-from mm_framework.layout import TokenLayout, layout_by_placeholder
+from mm_framework import (
+    DecodedImage, DecodeOptions, Grid, OutputItem, ProcessedItem, Tensor, TokenLayout, decode_rgb, hookimpl,
+    layout_by_placeholder, take_source,
+)
 
 from .api import rescale_patchify, rescaled_size
 from .params import parse_spec
@@ -93,11 +91,7 @@ class InklingFamily:
 
     @hookimpl
     def mm_num_media_tokens(self, width: int, height: int) -> int:
-        if not all(isinstance(v, Integral) and not isinstance(v, bool) for v in (width, height)):
-            raise MediaError(f"inkling: image size must be ints, got {width!r} x {height!r}")
-        if width <= 0 or height <= 0:
-            raise MediaError(f"inkling: image size must be positive, got {width}x{height}")
-        w, h = rescaled_size(int(width), int(height), self.rescale_frac, self.rescale_cap)
+        w, h = rescaled_size(width, height, self.rescale_frac, self.rescale_cap)
         nph, npw = patch_grid(h, w, self.patch_size)
         return nph * npw
 

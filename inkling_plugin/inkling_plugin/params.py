@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from mm_framework.spec_fields import SpecFields
+from mm_framework import SpecFields
 
 FAMILY = "inkling"
 # The Inkling processor's defaults; -101 is the protocol's negative image placeholder.

@@ -25,8 +25,7 @@ import sys
 
 import numpy as np
 
-from mm_framework import par
-from mm_framework.transforms import normalize_lut_recip
+from mm_framework.kernels import for_chunks, normalize_lut_recip, rows_per_worker
 
 MEAN = (0.48145466, 0.4578275, 0.40821073)
 # Not CLIP's 0.26130258 / 0.27577711: these are the Inkling processor's literals.
@@ -96,7 +95,7 @@ def patchify(rgb: np.ndarray, ps: int) -> np.ndarray:
         for i in range(start, stop, band):
             _fill_band(rgb, out, i, min(i + band, stop), ps, use_pairs)
 
-    par.for_chunks(rows, nph, max(band, par.rows_per_worker(nph, h * w)))
+    for_chunks(rows, nph, max(band, rows_per_worker(nph, h * w)))
     return out.reshape(nph * npw, ps, ps, 3)
 
 

@@ -11,8 +11,8 @@ from PIL import Image
 import inkling_plugin as inkling
 from inkling_reference import make_photo_like, ref_decode_rescale, ref_patchify
 from mm_framework import par
-from mm_framework.errors import InvalidInputError, LimitExceededError, MediaError, MmError, SpecError
-from mm_framework.hashing import content_hash
+from mm_framework import InvalidInputError, LimitExceededError, MediaError, MmError, SpecError
+from mm_framework import content_hash
 
 
 @pytest.fixture
@@ -112,7 +112,7 @@ def test_bad_data_types():
         inkling.decode_patchify_batch(DATAS[0], 40)
     with pytest.raises(InvalidInputError, match="item 1: data: expected bytes, got int"):
         inkling.preprocess_images([DATAS[0], 7], 40)
-    with pytest.raises(InvalidInputError, match="raw_bytes: expected bytes"):
+    with pytest.raises(InvalidInputError, match="content_hash: expected bytes"):
         inkling.rescale_patchify_hash(ARR, None, 40)
 
 

@@ -14,10 +14,9 @@ import inkling_plugin as inkling
 import mm_framework as mmf
 from inkling_reference import make_photo_like, ref_decode_rescale, ref_patchify, ref_scaled_dims
 from mm_framework import par
-from mm_framework.carriers import DecodedImage, DecodeOptions, Grid, MmInput, Rope1D
-from mm_framework.decode import SourcedImage, take_source
-from mm_framework.errors import LayoutError, LimitExceededError, MediaError, SpecError
-from mm_framework.hashing import content_hash
+from mm_framework import DecodedImage, DecodeOptions, Grid, MmInput, Rope1D
+from mm_framework import LayoutError, LimitExceededError, MediaError, SpecError
+from mm_framework import content_hash
 from mm_framework.testing import FamilyConformance, sample_image
 
 SPEC = {"family": "inkling", "patch_size": 40, "rescale_frac": 2.0, "rescale_cap": 2048, "image_token_id": -101}
@@ -156,10 +155,11 @@ def test_feature_equals_the_library_function():
 @pytest.mark.parametrize("spec", [SPEC, {"family": "inkling", "rescale_frac": None, "rescale_cap": None}])
 def test_lent_source_is_consumed_and_changes_nothing(mode, spec):
     pipe = mmf.pipeline_from_spec(spec)
-    media = pipe.hooks.decode(png(61, 87, 3, mode), pipe.hooks.decode_options(), 0)
-    assert isinstance(media, SourcedImage)
+    data = png(61, 87, 3, mode)
+    assert mmf.take_source(pipe.hooks.decode(data, pipe.hooks.decode_options(), 0)) is not None  # one is lent
+    media = pipe.hooks.decode(data, pipe.hooks.decode_options(), 0)
     item = pipe.hooks.process_item(media, 0)
-    assert take_source(media) is None  # released by the resize (or dropped when none)
+    assert mmf.take_source(media) is None  # released by the resize (or dropped when none)
     # The same item from a plain decoded image (no source to start from): byte-identical.
     again = pipe.hooks.process_item(DecodedImage(rgb=media.rgb), 0)
     assert item.feature == again.feature and item.aux == again.aux

@@ -11,7 +11,7 @@ import pytest
 
 import inkling_plugin as inkling
 from mm_framework import par
-from mm_framework.hashing import content_hash
+from mm_framework import content_hash
 
 GOLDEN_DIR = Path(__file__).parent / "golden"
 FILES = sorted(GOLDEN_DIR.glob("golden_*.npz"))

@@ -28,12 +28,11 @@ from typing import Any, ClassVar
 import numpy as np
 import pytest
 
-from .. import par, pipeline_from_spec
-from ..carriers import MmInput, MRope, Output, Rope1D
-from ..errors import LayoutError, LimitExceededError, MediaError, SpecError
-from ..hashing import content_hash
-from ..layout import apply_layout
-from ..limits import Limits
+from .. import par
+from .. import (
+    LayoutError, LimitExceededError, Limits, MediaError, MmInput, MRope, Output, Rope1D, SpecError, apply_layout,
+    content_hash, pipeline_from_spec,
+)
 from . import golden
 
 BOGUS_FIELD = "mm_conformance_unknown_field"

@@ -4,7 +4,7 @@ Per item: decode (the core decoder; for the Pillow backend it also lends its Pil
 image so the resize need not rebuild one from the array) -> ``smart_resize`` -> uint8
 resize (skipped when the size is already right) -> patchify. Rescale and normalize are
 per-channel functions of the uint8 value, so transformers' arithmetic is a 3x256 float32
-table per backend (a :class:`~mm_framework.transforms.ChannelNorm`); patchify computes
+table per backend (a :class:`~mm_framework.kernels.ChannelNorm`); patchify computes
 it with the f32 ufuncs proven to reproduce that table bit for bit, straight into the
 final patch layout. Everything that depends only on the spec (the norm, resampler,
 decode options) is fixed when the pipeline is built, so the per-item path allocates
@@ -20,15 +20,7 @@ import numpy as np
 from PIL import Image
 
 import mm_framework as mmf
-from mm_framework.decode import decode_rgb, take_source
-from mm_framework.errors import InternalError
-from mm_framework.resize import resize_rgb
-from mm_framework.transforms import (
-    channel_norm_fused,
-    channel_norm_pil,
-    patchify_merged_blocks,
-    smart_resize,
-)
+from mm_framework.kernels import channel_norm_fused, channel_norm_pil, patchify_merged_blocks, resize_rgb, smart_resize
 
 from .spec import BACKENDS, parse_spec
 
@@ -87,13 +79,13 @@ class QwenVlFamily:
     def mm_decode(self, data: bytes, options: mmf.DecodeOptions) -> mmf.DecodedImage:
         # The core decoder; for the Pillow backend it also lends its Pillow image, which
         # the resize takes instead of rebuilding one from the array.
-        return decode_rgb(data, options, keep_source=self._resample != "aten_u8")
+        return mmf.decode_rgb(data, options, keep_source=self._resample != "aten_u8")
 
     @mmf.hookimpl
     def mm_process_item(self, media: mmf.DecodedImage) -> mmf.ProcessedItem:
         s = self.spec
         # Taken (and so released after the resize) even when no resize needs it.
-        rgb = self.resized(media.rgb, take_source(media))
+        rgb = self.resized(media.rgb, mmf.take_source(media))
         gh, gw = rgb.shape[0] // s.patch_size, rgb.shape[1] // s.patch_size
         pixel_values = patchify_merged_blocks(rgb, s.patch_size, s.merge_size, s.temporal_patch_size, self._norm)
         return mmf.ProcessedItem(
@@ -136,5 +128,5 @@ class QwenVlFamily:
 
 def _grid(geometry: Any) -> mmf.Grid:
     if not isinstance(geometry, mmf.Grid):
-        raise InternalError(f"qwen_vl: expected a Grid geometry, got {type(geometry).__name__}")
+        raise mmf.InternalError(f"qwen_vl: expected a Grid geometry, got {type(geometry).__name__}")
     return geometry

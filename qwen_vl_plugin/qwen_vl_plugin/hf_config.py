@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from mm_framework.errors import SpecError
+from mm_framework import SpecError
 
 from .spec import CLIP_MEAN, CLIP_STD, QwenVlSpec, parse_spec
 

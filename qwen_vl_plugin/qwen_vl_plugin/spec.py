@@ -13,7 +13,7 @@ from typing import Any
 
 import attrs
 
-from mm_framework.spec_fields import SpecFields
+from mm_framework import SpecFields
 
 FAMILY = "qwen_vl"
 
@@ -41,7 +41,6 @@ REQUIRED = (
     "image_std",
 )
 DEFAULTS: dict[str, Any] = {"backend": "pil", "alpha": "composite", "exif_transpose": False}
-FIELDS = REQUIRED + tuple(DEFAULTS)
 
 
 @attrs.frozen

@@ -18,9 +18,8 @@ import numpy as np
 import pytest
 
 import mm_framework as mmf
-from mm_framework.decode import decode_rgb
 from mm_framework.testing import FamilyConformance, golden
-from qwen_vl_plugin import golden_images
+import golden_images
 
 GOLDEN = Path(__file__).parent / "golden"
 OPTIONAL = frozenset({"backend", "alpha", "exif_transpose"})
@@ -32,7 +31,7 @@ def first_differing_stage(case: golden.GoldenCase) -> None:
     family = pipe.hooks.processor
     recorded = case.doc["expected"]["stages"]
     for i, data in enumerate(case.images(golden_images.make)):
-        rgb = decode_rgb(data, family.mm_decode_options()).rgb
+        rgb = mmf.decode_rgb(data, family.mm_decode_options()).rgb
         assert golden.digest(rgb) == recorded[f"decoded_rgb[{i}]"], f"golden case {case.name}: stage 'decoded_rgb[{i}]' differs"
         resized = family.resized(rgb)
         assert golden.digest(resized) == recorded[f"resized_u8[{i}]"], f"golden case {case.name}: stage 'resized_u8[{i}]' differs"

@@ -22,7 +22,7 @@ from PIL import Image
 
 import mm_framework as mmf
 from mm_framework.testing import golden
-from qwen_vl_plugin import golden_images
+import golden_images
 
 GOLDEN = Path(__file__).parent / "golden"
 CASES = sorted(GOLDEN.glob("cases/*/case.json"))

@@ -21,7 +21,7 @@ import pytest
 from PIL import Image
 
 import mm_framework as mmf
-from qwen_vl_plugin import golden_images
+import golden_images
 
 transformers = pytest.importorskip("transformers")
 

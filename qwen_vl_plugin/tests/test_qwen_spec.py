@@ -9,7 +9,7 @@ import pickle
 import pytest
 
 import mm_framework as mmf
-from qwen_vl_plugin.spec import CLIP_MEAN, CLIP_STD, FIELDS, PRESETS
+from qwen_vl_plugin.spec import CLIP_MEAN, CLIP_STD, DEFAULTS, PRESETS, REQUIRED
 
 BASE = {k: v for k, v in PRESETS["qwen2_vl"].items() if k != "family"}
 
@@ -48,7 +48,7 @@ def test_presets_are_complete_resolved_specs():
     assert mmf.preset("qwen3_5") == {**q3, "image_token_id": 248056}
     for name in ("qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_5"):
         spec = mmf.preset(name)
-        assert set(spec) == {"family", *FIELDS}
+        assert set(spec) == {"family", *REQUIRED, *DEFAULTS}
         assert mmf.pipeline_from_spec(spec).family == "qwen_vl"
 
 

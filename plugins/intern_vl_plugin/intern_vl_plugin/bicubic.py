@@ -33,7 +33,7 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
-from mm_framework import par
+from mm_framework.kernels import for_chunks
 
 _F32 = np.float32
 _F64 = np.float64
@@ -125,7 +125,7 @@ def _resize_width(src: np.ndarray, ax: AxisWeights) -> np.ndarray:
         taps = [np.take(src[a:b], ax.index[k], axis=1) for k in range(4)]
         _accumulate(taps, list(ax.weight), out[a:b])
 
-    par.for_chunks(run, rows, _window(out_w))
+    for_chunks(run, rows, _window(out_w))
     return out
 
 
@@ -166,4 +166,4 @@ def resize_to_tiles(image: np.ndarray, cols: int, rows: int, size: int, out: np.
                 _accumulate(taps, [ax_h.weight[k, oy : oy + n, None, None] for k in range(4)], dest)
             a += n
 
-    par.for_chunks(run, channels * out_h, _window(out_w))
+    for_chunks(run, channels * out_h, _window(out_w))

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 import mm_framework as mmf
-from mm_framework import par
+from mm_framework.kernels import for_chunks
 
 from .bicubic import resize_to_tiles
 from .spec import parse_spec
@@ -68,7 +68,7 @@ class InternVlFamily:
             np.subtract(band, self._mean, out=band)
             np.divide(band, self._std, out=band)
 
-        par.for_chunks(run, height, max(1, _NORMALIZE_WINDOW_ELEMENTS // width))
+        for_chunks(run, height, max(1, _NORMALIZE_WINDOW_ELEMENTS // width))
         return out
 
     # -- hooks --------------------------------------------------------------------

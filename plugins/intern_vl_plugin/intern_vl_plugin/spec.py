@@ -16,7 +16,7 @@ from typing import Any
 
 import attrs
 
-from mm_framework.spec_fields import SpecFields
+from mm_framework import SpecFields
 
 FAMILY = "intern_vl"
 
@@ -40,7 +40,6 @@ REQUIRED = (
     "image_std",
 )
 DEFAULTS: dict[str, Any] = {"use_thumbnail": True}
-FIELDS = REQUIRED + tuple(DEFAULTS)
 
 
 @attrs.frozen

@@ -8,7 +8,7 @@ import re
 import pytest
 
 import mm_framework as mmf
-from intern_vl_plugin.spec import FIELDS, PRESETS, parse_spec
+from intern_vl_plugin.spec import PRESETS, REQUIRED, parse_spec
 
 BASE = {
     "image_token_id": 1,
@@ -51,7 +51,7 @@ def test_hf_configs_are_not_claimed():
         mmf.spec_from_hf_configs({"model_type": "internvl_chat"}, {})
 
 
-@pytest.mark.parametrize("field", [f for f in FIELDS if f != "use_thumbnail"])
+@pytest.mark.parametrize("field", list(REQUIRED))
 def test_missing_required_field(field):
     with pytest.raises(mmf.SpecError, match=f"missing required field '{field}'"):
         parse_spec({k: v for k, v in BASE.items() if k != field})

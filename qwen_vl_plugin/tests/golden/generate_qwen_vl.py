@@ -10,7 +10,7 @@ offsets, M-RoPE delta and digest, plus the blake3 of transformers' decoded and r
 uint8 images as ``stages``); a ``qwen_vl`` section adds the model kwargs, token counts
 and short position arrays; ``provenance`` records the reference and library versions.
 Rejected requests go to ``rejections/<name>/case.json`` with the expected error. Images
-are not stored: ``qwen_vl_plugin.golden_images`` rebuilds them from their names, and
+are not stored: ``qwen_vl_plugin/tests/golden_images.py`` rebuilds them from their names, and
 each case records every file's blake3 so a rebuild that drifts is caught.
 
 Needs (PIL backend): transformers 5.x, Pillow, numpy, torch (CPU; for ``get_rope_index``),
@@ -48,14 +48,10 @@ from blake3 import blake3
 from PIL import Image, features
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-try:
-    from qwen_vl_plugin import golden_images
-except ImportError:  # a reference venv without the plugin: use the source tree
-    sys.modules.pop("qwen_vl_plugin", None)  # maybe the distribution directory, as a namespace package
-    sys.path.insert(0, os.path.abspath(os.path.join(HERE, "..", "..")))
-    from qwen_vl_plugin import golden_images
+sys.path.insert(0, os.path.dirname(HERE))  # qwen_vl_plugin/tests: the image makers
+import golden_images  # noqa: E402
 
-IMAGE_MAKER = "qwen_vl_plugin.golden_images"
+IMAGE_MAKER = "qwen_vl_plugin/tests/golden_images.py"
 MAX_INLINE_POSITIONS = 128  # longer position arrays are kept as a digest only
 SHORT_IDS = 64  # as mm_framework.testing.golden: shorter id lists are stored whole
 

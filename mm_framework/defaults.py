@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .carriers import Capabilities, DecodedImage, DecodeOptions, Geometry, OutputItem, Positions, Rope1D
-from .decode import decode_rgb
+from .media.decode import decode_rgb
 from .hookspecs import hookimpl
 
 

@@ -13,8 +13,10 @@ import attrs
 import numpy as np
 from PIL import Image, ImageOps
 
-from .carriers import DecodedImage, DecodeOptions
-from .errors import LimitExceededError, MediaError
+from ..carriers import DecodedImage, DecodeOptions
+from ..checks import check_bytes
+from ..errors import LimitExceededError, MediaError
+from ..kernels.export import rgb_array
 
 # Modes whose samples are wider than 8 bits. Pillow's convert("RGB") clamps them to 255
 # instead of rescaling, so no u8 conversion is faithful to the pixels: refuse instead.
@@ -60,7 +62,7 @@ def decode_rgb(data: bytes, options: DecodeOptions = DecodeOptions(), *, keep_so
     ``keep_source``: return a :class:`SourcedImage` that also lends the Pillow image the
     array was exported from, for a family that resizes with Pillow (see :func:`take_source`).
     """
-    im = open_image(data, max_pixels=options.max_pixels, formats=options.formats)
+    im = open_image(check_bytes(data), max_pixels=options.max_pixels, formats=options.formats)
     try:
         im.load()
         if im.mode in _DEEP_MODES:
@@ -109,30 +111,6 @@ def take_source(media: DecodedImage) -> Image.Image | None:
         return holder.pop()
     except IndexError:
         return None
-
-
-def rgb_array(im: Image.Image) -> np.ndarray:
-    """HWC uint8 array (read-only) of a loaded ``RGB`` image, packed in a single pass.
-
-    The same bytes as ``np.asarray(im)``, whose ``tobytes`` packs the image 64 KiB at a
-    time and then joins the pieces (a second full copy, and allocator churn that costs
-    several milliseconds per megapixel). Here Pillow's own raw encoder, the one
-    ``tobytes`` uses, packs the whole image into one buffer. ``Image._getencoder`` is
-    private Pillow API (the version is pinned to 13.x); anything unexpected falls back to
-    ``np.asarray``.
-    """
-    w, h = im.size
-    n = w * h * 3
-    if im.mode == "RGB" and n > 0:
-        try:
-            encoder = Image._getencoder("RGB", "raw", "RGB")
-            encoder.setimage(im.im, (0, 0, w, h))
-            _, status, data = encoder.encode(n)
-        except Exception:  # private API changed: take the public path
-            status, data = 0, b""
-        if status == 1 and len(data) == n:
-            return np.frombuffer(data, dtype=np.uint8).reshape(h, w, 3)
-    return np.asarray(im)
 
 
 def _describe(e: BaseException) -> str:

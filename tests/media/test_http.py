@@ -18,8 +18,8 @@ from fetch_helpers import (
 )
 
 import mm_framework as mmf
-from mm_framework import fetch, par
-from mm_framework.hashing import content_hash
+from mm_framework import media, par
+from mm_framework import content_hash
 
 MAX = 64 * 1024 * 1024
 MiB = 1 << 20
@@ -71,7 +71,7 @@ def test_image_round_trips(mode, origin):
 
 
 def test_fetch_bytes_over_http(origin):
-    assert fetch.fetch_bytes(origin.url("/img.png")) == IMAGE
+    assert media.fetch_bytes(origin.url("/img.png")) == IMAGE
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -171,10 +171,10 @@ def test_body_over_the_cap_is_cut_off(mode, framing, origin):
 def test_reference_cap_vector(origin):
     # MAX + 2 bytes with a Content-Length, and an endless chunked body: both "exceeds".
     with pytest.raises(mmf.LimitExceededError, match="exceeds 67108864 bytes"):
-        fetch.fetch_bytes(origin.url(f"/big/{MAX + 2}?mode=cl"))
+        media.fetch_bytes(origin.url(f"/big/{MAX + 2}?mode=cl"))
     t0 = time.monotonic()
     with pytest.raises(mmf.LimitExceededError, match="exceeds 67108864 bytes"):
-        fetch.fetch_bytes(origin.url("/forever"))
+        media.fetch_bytes(origin.url("/forever"))
     assert time.monotonic() - t0 < 10
 
 
@@ -223,7 +223,7 @@ def test_gzip_cap_applies_to_inflated_bytes(mode, origin):
 
 def test_gzip_bomb_past_the_default_cap(origin):
     with pytest.raises(mmf.LimitExceededError, match="exceeds 67108864 bytes"):
-        fetch.fetch_bytes(origin.url(f"/gzipbomb/{MAX + MiB}"))
+        media.fetch_bytes(origin.url(f"/gzipbomb/{MAX + MiB}"))
 
 
 # --------------------------------------------------------------------------- timeouts
@@ -235,7 +235,7 @@ def test_gzip_bomb_past_the_default_cap(origin):
 def test_request_timeout_parsing(raw, seconds, monkeypatch):
     if raw is not None:
         monkeypatch.setenv("REQUEST_TIMEOUT", raw)
-    assert fetch.request_timeout() == seconds
+    assert media.request_timeout() == seconds
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -313,12 +313,12 @@ def test_pipeline_passes_its_policy_to_http(origin):
 
 def test_async_fetches_concurrently_with_a_bound(origin):
     origin.reset()
-    n = fetch.ASYNC_CONCURRENCY + 2
+    n = media.ASYNC_CONCURRENCY + 2
     t0 = time.monotonic()
     out = resolve("async", [origin.url("/slow/500")] * n)
     elapsed = time.monotonic() - t0
     assert out == [IMAGE] * n
-    assert origin.max_in_flight == fetch.ASYNC_CONCURRENCY
+    assert origin.max_in_flight == media.ASYNC_CONCURRENCY
     assert elapsed < n * 0.5 * 0.6  # two waves, far from n sequential waits
 
 

@@ -14,9 +14,11 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from mm_framework import par, resize
-from mm_framework.decode import rgb_array
-from mm_framework.resize import pil_vertical_first, resize_rgb
+from mm_framework import par
+
+from mm_framework.kernels import resize
+from mm_framework.media.decode import rgb_array
+from mm_framework.kernels import pil_vertical_first, resize_rgb
 
 FILTERS = {"pil_bicubic": Image.Resampling.BICUBIC, "pil_lanczos": Image.Resampling.LANCZOS}
 

@@ -9,7 +9,7 @@ import pytest
 from PIL import Image
 
 import mm_framework as mmf
-from mm_framework.decode import decode_rgb, image_size
+from mm_framework.media.decode import decode_rgb, image_size
 
 
 def encode(im: Image.Image, fmt: str, **kw) -> bytes:

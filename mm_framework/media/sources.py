@@ -1,21 +1,16 @@
 """Resolving media sources to raw bytes, under the request's byte limits and a fetch policy.
 
 This module holds the entry points (:func:`resolve_sources`,
-:func:`resolve_sources_async`, :func:`fetch_bytes`) and the local forms: files,
-``data:`` URLs and base64. The rest lives beside it, and its public names are
-re-exported here:
-
-* :mod:`mm_framework.fetch_policy`: the forms, :class:`FetchPolicy` and the byte caps;
-* :mod:`mm_framework.http_fetch`: HTTP(S) GET (deadline, redirects, decoding, address
-  guard, clients);
-* :mod:`mm_framework.proxy`: which proxy a URL goes through.
+:func:`resolve_sources_async`, :func:`fetch_bytes`) and the inline forms (``data:`` URLs
+and base64); files are read by :mod:`.files`, HTTP by :mod:`.http`, and what may be
+read, and how much, is :mod:`.policy`.
 
 Source forms, in precedence order (prefix checks are case-sensitive, as the reference):
 
 ====================  ==========  ====================================================
 prefix                form        read as
 ====================  ==========  ====================================================
-``http://``           ``http``    HTTP GET through httpx (:mod:`mm_framework.http_fetch`)
+``http://``           ``http``    HTTP GET through httpx (:mod:`.http`)
 ``https://``          ``https``   same, over TLS
 ``file://``           ``file``    the path after the prefix (``file:///a/x`` is ``/a/x``;
                                   ``file://rel`` is the relative path ``rel``)
@@ -38,8 +33,8 @@ read (no directories, FIFOs or devices such as ``/dev/zero``).
 Threading: nothing here touches the CPU fan-out pool (:mod:`mm_framework.par`).
 :func:`resolve_sources` works inline on the caller's thread, one source after another.
 :func:`resolve_sources_async` fetches a request's sources concurrently (at most
-:data:`ASYNC_CONCURRENCY` at a time) with ``httpx.AsyncClient``; file reads and base64
-decoding go to the event loop's default executor.
+:data:`ASYNC_CONCURRENCY` at a time); file reads and base64 decoding go to the event
+loop's default executor. HTTP runs on the I/O loop of :mod:`.http` in both cases.
 
 Errors: a policy refusal or I/O failure is a ``FetchError`` naming the rule or cause,
 an undecodable ``data:``/base64 payload a ``MediaError``, a crossed cap a
@@ -50,44 +45,16 @@ from __future__ import annotations
 
 import asyncio
 import binascii
-import errno
-import os
 import re
-import stat
 from collections.abc import Awaitable, Sequence
 from typing import Any, TypeVar
 
-from .errors import FetchError, InvalidInputError, LimitExceededError, MediaError, MmError
-from .fetch_policy import (
-    CHUNK_BYTES,
-    DEFAULT_POLICY,
-    FORMS,
-    HTTP_FORMS,
-    ByteBudget,
-    Collector,
-    FetchPolicy,
-    check_form,
-    shown_source,
-    source_form,
-    take_bytes,
-)
-from .http_fetch import AddressGuard, AsyncClients, http_get, http_get_async, request_timeout
-from .limits import Limits
+from ..errors import InvalidInputError, LimitExceededError, MediaError, MmError
+from ..limits import Limits
+from .files import read_file
+from .http import http_get, http_get_async
+from .policy import DEFAULT_POLICY, HTTP_FORMS, ByteBudget, FetchPolicy, check_form, shown_source, source_form, take_bytes
 
-__all__ = [
-    "ASYNC_CONCURRENCY",
-    "CHUNK_BYTES",
-    "DEFAULT_POLICY",
-    "FORMS",
-    "ByteBudget",
-    "FetchPolicy",
-    "base64_decode_strict",
-    "fetch_bytes",
-    "request_timeout",
-    "resolve_sources",
-    "resolve_sources_async",
-    "source_form",
-]
 
 T = TypeVar("T")
 
@@ -166,68 +133,15 @@ def _decode_base64(text: str, what: str, max_bytes: int, budget: ByteBudget) -> 
     return data
 
 
-# --------------------------------------------------------------------------- files
-
-
-def _inside(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
-
-
 _PATH_HINT = " (sources starting with '/' are paths; send base64 as a data: URL)"
-
-
-def _read_file(
-    shown: str, path: str, max_bytes: int, budget: ByteBudget, policy: FetchPolicy, missing_hint: str = ""
-) -> bytes:
-    """Read one regular file, never more than ``max_bytes + 1`` bytes, never blocking on open.
-
-    ``missing_hint`` is appended when the path does not exist (or cannot be a name).
-    """
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-    if policy.local_roots is not None:
-        # Checked before any stat, so files outside the roots cannot be probed for existence.
-        path = os.path.realpath(path)
-        if not any(_inside(path, os.path.realpath(root)) for root in policy.local_roots):
-            raise FetchError(
-                f"media fetch: {shown}: refused by fetch policy local_roots (resolves outside every allowed root)"
-            )
-        # The resolved path has no symlink left; one swapped in now is not followed.
-        flags |= getattr(os, "O_NOFOLLOW", 0)
-    sink = Collector(shown, max_bytes, budget)
-    try:
-        # stat first: opening a device or FIFO can have side effects (or, without
-        # O_NONBLOCK, block); fstat again after open in case the path was swapped.
-        if not stat.S_ISREG(os.stat(path).st_mode):
-            raise FetchError(f"media fetch: {shown}: not a regular file")
-        fd = os.open(path, flags)
-    except OSError as e:
-        hint = missing_hint if e.errno in (errno.ENOENT, errno.ENAMETOOLONG) else ""
-        raise FetchError(f"media fetch: {shown}: {e.strerror or e}{hint}") from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise FetchError(f"media fetch: {shown}: not a regular file")
-        sink.expect(st.st_size)
-        want = st.st_size + 1  # one read for an honest size, one more to see EOF
-        while True:
-            try:
-                chunk = os.read(fd, want)
-            except OSError as e:
-                raise FetchError(f"media fetch: read {shown}: {e.strerror or e}") from None
-            if not chunk:
-                return sink.result()
-            sink.add(chunk)
-            want = min(CHUNK_BYTES, max_bytes + 1 - sink.size)
-    finally:
-        os.close(fd)
 
 
 def _fetch_local(source: str, form: str, max_bytes: int, budget: ByteBudget, policy: FetchPolicy) -> bytes:
     """Every form but http(s): blocking file I/O or CPU-only decoding."""
     if form == "file":
-        return _read_file(shown_source(source), source[len("file://") :], max_bytes, budget, policy)
+        return read_file(shown_source(source), source[len("file://") :], max_bytes, budget, policy)
     if form == "path":
-        return _read_file(shown_source(source), source, max_bytes, budget, policy, _PATH_HINT)
+        return read_file(shown_source(source), source, max_bytes, budget, policy, _PATH_HINT)
     if form == "data":
         _, comma, payload = source.partition(",")
         if not comma:
@@ -304,7 +218,6 @@ async def resolve_sources_async(
     budget = ByteBudget(limits.max_request_bytes)
     cap = limits.max_source_bytes
     gate = asyncio.Semaphore(ASYNC_CONCURRENCY)
-    clients = AsyncClients(AddressGuard.of(policy))
 
     async def one(i: int, src: Any) -> bytes:
         try:
@@ -314,12 +227,9 @@ async def resolve_sources_async(
             check_form(form, policy)
             async with gate:
                 if form in HTTP_FORMS:
-                    return await http_get_async(src, cap, budget, policy, clients)
+                    return await http_get_async(src, cap, budget, policy)
                 return await asyncio.to_thread(_fetch_local, src, form, cap, budget, policy)
         except MmError as e:
             raise e.at_item(i) from None
 
-    try:
-        return await _all_or_first_error([one(i, src) for i, src in enumerate(sources)])
-    finally:
-        await clients.aclose()
+    return await _all_or_first_error([one(i, src) for i, src in enumerate(sources)])

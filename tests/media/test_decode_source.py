@@ -10,7 +10,7 @@ import pytest
 from PIL import Image
 
 from mm_framework import DecodedImage, DecodeOptions
-from mm_framework.decode import SourcedImage, decode_rgb, take_source
+from mm_framework.media.decode import SourcedImage, decode_rgb, take_source
 
 
 def _encode(mode: str, fmt: str = "PNG") -> bytes:

@@ -1,13 +1,14 @@
 """What a media fetch may do and how much it may read.
 
 * the source forms (:data:`FORMS`) and :func:`source_form`, which tells them apart by
-  the reference's precedence (the table is in :mod:`mm_framework.fetch`);
+  the reference's precedence (table in :mod:`.sources`), and :func:`shown_source`, the one
+  place that decides how a source appears in messages;
 * :class:`FetchPolicy`, the forms, local roots and network targets a pipeline allows;
 * the byte caps: :class:`ByteBudget`, one request's shared budget, and
   :class:`Collector`, one source's bytes under its cap and that budget.
 
-The lowest of the fetch modules: :mod:`mm_framework.http_fetch` and
-:mod:`mm_framework.fetch` build on it, it imports neither.
+The lowest of the fetch modules: :mod:`.files`, :mod:`.http` and :mod:`.sources` build
+on it, it imports none of them.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from typing import Any
 
 import attrs
 
-from .errors import FetchError, LimitExceededError
+from ..checks import check_int
+from ..errors import FetchError, LimitExceededError, SpecError
 from .proxy import parse_port, redact
 
 FORMS = ("http", "https", "file", "path", "data", "base64")
@@ -31,11 +33,11 @@ CHUNK_BYTES = 256 * 1024  # largest piece inflated or read in one step
 
 def _schemes(value: Any) -> frozenset[str]:
     if isinstance(value, str):
-        raise TypeError("FetchPolicy.schemes must be a collection of form names, not one string")
+        raise SpecError("FetchPolicy.schemes must be a collection of form names, not one string")
     forms = frozenset(value)
     unknown = forms - set(FORMS)
     if unknown:
-        raise ValueError(f"FetchPolicy.schemes: unknown form(s) {sorted(unknown)}; known: {list(FORMS)}")
+        raise SpecError(f"FetchPolicy.schemes: unknown form(s) {sorted(unknown)}; known: {list(FORMS)}")
     return forms
 
 
@@ -43,10 +45,10 @@ def _roots(value: Any) -> tuple[str, ...] | None:
     if value is None:
         return None
     if isinstance(value, (str, bytes, os.PathLike)):
-        raise TypeError("FetchPolicy.local_roots must be a sequence of directories, not one path")
+        raise SpecError("FetchPolicy.local_roots must be a sequence of directories, not one path")
     roots = tuple(os.fspath(r) for r in value)
     if any(not isinstance(r, str) or not r for r in roots):
-        raise ValueError(f"FetchPolicy.local_roots: every root must be a non-empty str path, got {roots!r}")
+        raise SpecError(f"FetchPolicy.local_roots: every root must be a non-empty str path, got {roots!r}")
     # Absolute now, so a later chdir cannot move the roots.
     return tuple(os.path.abspath(r) for r in roots)
 
@@ -56,26 +58,26 @@ def allowed_entry(entry: str) -> tuple[str, int | None]:
     if entry.startswith("["):
         host, close, rest = entry[1:].partition("]")
         if not close or (rest and not rest.startswith(":")):
-            raise ValueError(f"FetchPolicy.allowed_hosts: malformed entry {entry!r}")
+            raise SpecError(f"FetchPolicy.allowed_hosts: malformed entry {entry!r}")
         port_text = rest[1:] if rest else None
     elif entry.count(":") == 1:
         host, port_text = entry.split(":")
     elif ":" in entry:
-        raise ValueError(f"FetchPolicy.allowed_hosts: write IPv6 hosts in brackets, got {entry!r}")
+        raise SpecError(f"FetchPolicy.allowed_hosts: write IPv6 hosts in brackets, got {entry!r}")
     else:
         host, port_text = entry, None
     port = None if port_text is None else parse_port(port_text)
     if not host or (port_text is not None and port is None):
-        raise ValueError(f"FetchPolicy.allowed_hosts: malformed entry {entry!r} (expected host or host:port)")
+        raise SpecError(f"FetchPolicy.allowed_hosts: malformed entry {entry!r} (expected host or host:port)")
     return host, port
 
 
 def _hosts(value: Any) -> tuple[str, ...]:
     if isinstance(value, str):
-        raise TypeError("FetchPolicy.allowed_hosts must be a sequence of entries, not one string")
+        raise SpecError("FetchPolicy.allowed_hosts must be a sequence of entries, not one string")
     entries = tuple(value)
     if any(not isinstance(e, str) for e in entries):
-        raise TypeError(f"FetchPolicy.allowed_hosts entries must be str, got {entries!r}")
+        raise SpecError(f"FetchPolicy.allowed_hosts entries must be str, got {entries!r}")
     entries = tuple(e.strip().lower() for e in entries)
     for e in entries:
         allowed_entry(e)
@@ -83,8 +85,12 @@ def _hosts(value: Any) -> tuple[str, ...]:
 
 
 def _non_negative(_inst: object, attr: attrs.Attribute, value: int) -> None:
-    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-        raise ValueError(f"FetchPolicy.{attr.name} must be an int >= 0, got {value!r}")
+    check_int(value, f"FetchPolicy.{attr.name}", minimum=0)
+
+
+def _flag(_inst: object, attr: attrs.Attribute, value: bool) -> None:
+    if not isinstance(value, bool):
+        raise SpecError(f"FetchPolicy.{attr.name} must be true or false, got {value!r}")
 
 
 @attrs.frozen
@@ -112,7 +118,7 @@ class FetchPolicy:
 
     schemes: frozenset[str] = attrs.field(default=frozenset(FORMS), converter=_schemes)
     local_roots: tuple[str, ...] | None = attrs.field(default=None, converter=_roots)
-    allow_private_networks: bool = attrs.field(default=True, validator=attrs.validators.instance_of(bool))
+    allow_private_networks: bool = attrs.field(default=True, validator=_flag)
     allowed_hosts: tuple[str, ...] = attrs.field(default=(), converter=_hosts)
     max_redirects: int = attrs.field(default=5, validator=_non_negative)
 

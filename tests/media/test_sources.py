@@ -12,8 +12,9 @@ import pytest
 from fetch_helpers import IMAGE, PLACEHOLDER, clean_env, probe_family, probe_pipeline, resolve
 
 import mm_framework as mmf
-from mm_framework import fetch
-from mm_framework.hashing import content_hash
+from mm_framework import media
+from mm_framework.media import sources
+from mm_framework import content_hash
 
 MAX = 64 * 1024 * 1024
 B64_IMAGE = base64.b64encode(IMAGE).decode()
@@ -60,7 +61,7 @@ def _raises(exc: type, match: str, mode: str, sources: list, **kw):
     ],
 )
 def test_source_form_precedence(source, form):
-    assert fetch.source_form(source) == form
+    assert media.source_form(source) == form
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -76,9 +77,9 @@ def test_data_url_and_bare_base64_decode(mode):
 
 
 def test_data_url_payload_starts_after_the_first_comma():
-    assert fetch.fetch_bytes("data:a,aGVsbG8=") == b"hello"
+    assert media.fetch_bytes("data:a,aGVsbG8=") == b"hello"
     with pytest.raises(mmf.MediaError, match="invalid symbol ','"):
-        fetch.fetch_bytes("data:a,b,aGVsbG8=")
+        media.fetch_bytes("data:a,b,aGVsbG8=")
 
 
 @pytest.mark.parametrize(
@@ -137,18 +138,18 @@ def test_bad_bare_base64_is_a_media_error(source, match):
 def test_base64_decode_strict_round_trips(n):
     raw = bytes(range(200, 200 - n, -1))
     text = base64.b64encode(raw)
-    assert fetch.base64_decode_strict(text.decode()) == raw
-    assert fetch.base64_decode_strict(text) == raw
-    assert fetch.base64_decode_strict(f"\n {text.decode()} \n") == raw
+    assert media.base64_decode_strict(text.decode()) == raw
+    assert media.base64_decode_strict(text) == raw
+    assert media.base64_decode_strict(f"\n {text.decode()} \n") == raw
 
 
 def test_oversized_base64_rejected_before_decoding():
     big = "A" * (MAX // 3 * 4 + 8)
     with pytest.raises(mmf.LimitExceededError, match="base64 payload exceeds 67108864 bytes"):
-        fetch.fetch_bytes(big)
+        media.fetch_bytes(big)
     # Invalid characters too: the size check comes first, nothing is decoded.
     with pytest.raises(mmf.LimitExceededError, match="exceeds 67108864 bytes"):
-        fetch.fetch_bytes("data:," + "!" * (MAX // 3 * 4 + 8))
+        media.fetch_bytes("data:," + "!" * (MAX // 3 * 4 + 8))
 
 
 def test_base64_just_under_the_cap_passes():
@@ -187,7 +188,7 @@ def test_bytes_like_sources_are_copied_and_capped(mode):
 
 def test_unsupported_source_type_is_invalid_input():
     with pytest.raises(mmf.InvalidInputError, match="item 1: unsupported source type int"):
-        fetch.resolve_sources([b"x", 5], limits=mmf.Limits())
+        media.resolve_sources([b"x", 5], limits=mmf.Limits())
 
 
 # --------------------------------------------------------------------------- files
@@ -204,13 +205,13 @@ def test_bare_base64_starting_with_a_slash_is_a_path():
     b64 = "/9j/" + "A" * 4000
     hint = r"\(sources starting with '/' are paths; send base64 as a data: URL\)"
     with pytest.raises(mmf.FetchError, match=r"\(4004 chars\): No such file or directory " + hint):
-        fetch.fetch_bytes(b64)
-    assert fetch.fetch_bytes(f"data:image/jpeg;base64,{b64}") == base64.b64decode(b64)
+        media.fetch_bytes(b64)
+    assert media.fetch_bytes(f"data:image/jpeg;base64,{b64}") == base64.b64decode(b64)
 
 
 def test_relative_file_url_reads_relative_to_cwd(tmp_path, monkeypatch, image_file):
     monkeypatch.chdir(tmp_path)
-    assert fetch.fetch_bytes("file://img.png") == IMAGE
+    assert media.fetch_bytes("file://img.png") == IMAGE
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -230,7 +231,7 @@ def test_non_regular_files_are_refused_without_reading(mode, tmp_path):
 
 def test_dev_zero_with_a_large_budget_is_still_refused():
     with pytest.raises(mmf.FetchError, match="/dev/zero: not a regular file"):
-        fetch.resolve_sources(["/dev/zero"], limits=mmf.Limits(max_request_bytes=4 * MAX))
+        media.resolve_sources(["/dev/zero"], limits=mmf.Limits(max_request_bytes=4 * MAX))
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -259,26 +260,26 @@ def test_file_caps(mode, tmp_path):
 
 def test_policy_defaults_allow_everything():
     p = mmf.FetchPolicy()
-    assert p.schemes == frozenset(fetch.FORMS)
+    assert p.schemes == frozenset(media.FORMS)
     assert p.local_roots is None and p.allow_private_networks and p.allowed_hosts == () and p.max_redirects == 5
 
 
 @pytest.mark.parametrize(
     "kwargs, exc, match",
     [
-        ({"schemes": ["ftp"]}, ValueError, "unknown form"),
-        ({"schemes": "http"}, TypeError, "not one string"),
-        ({"local_roots": "/srv"}, TypeError, "not one path"),
-        ({"local_roots": [""]}, ValueError, "non-empty"),
-        ({"allowed_hosts": "127.0.0.1"}, TypeError, "not one string"),
-        ({"allowed_hosts": ["127.0.0.1:http"]}, ValueError, "malformed entry"),
-        ({"allowed_hosts": ["127.0.0.1:70000"]}, ValueError, "malformed entry"),
-        ({"allowed_hosts": [":80"]}, ValueError, "malformed entry"),
-        ({"allowed_hosts": ["::ffff:127.0.0.1"]}, ValueError, "brackets"),
-        ({"allowed_hosts": ["[::ffff:127.0.0.1"]}, ValueError, "malformed entry"),
-        ({"allowed_hosts": [5]}, TypeError, "must be str"),
-        ({"max_redirects": -1}, ValueError, "max_redirects"),
-        ({"allow_private_networks": "no"}, TypeError, "allow_private_networks"),
+        ({"schemes": ["ftp"]}, mmf.SpecError, "unknown form"),
+        ({"schemes": "http"}, mmf.SpecError, "not one string"),
+        ({"local_roots": "/srv"}, mmf.SpecError, "not one path"),
+        ({"local_roots": [""]}, mmf.SpecError, "non-empty"),
+        ({"allowed_hosts": "127.0.0.1"}, mmf.SpecError, "not one string"),
+        ({"allowed_hosts": ["127.0.0.1:http"]}, mmf.SpecError, "malformed entry"),
+        ({"allowed_hosts": ["127.0.0.1:70000"]}, mmf.SpecError, "malformed entry"),
+        ({"allowed_hosts": [":80"]}, mmf.SpecError, "malformed entry"),
+        ({"allowed_hosts": ["::ffff:127.0.0.1"]}, mmf.SpecError, "brackets"),
+        ({"allowed_hosts": ["[::ffff:127.0.0.1"]}, mmf.SpecError, "malformed entry"),
+        ({"allowed_hosts": [5]}, mmf.SpecError, "must be str"),
+        ({"max_redirects": -1}, mmf.SpecError, "max_redirects"),
+        ({"allow_private_networks": "no"}, mmf.SpecError, "allow_private_networks"),
     ],
 )
 def test_policy_validation(kwargs, exc, match):
@@ -304,7 +305,7 @@ def test_policy_normalizes_hosts_and_roots(tmp_path, monkeypatch):
     [("file", "file:///x"), ("path", "/x"), ("data", "data:,YQ=="), ("base64", "YQ=="), ("http", "http://127.0.0.1:9/x")],
 )
 def test_schemes_refusal_names_the_rule(form, source):
-    allowed = frozenset(fetch.FORMS) - {form}
+    allowed = frozenset(media.FORMS) - {form}
     for mode in MODES:
         err = _raises(mmf.FetchError, f"{form} source refused by fetch policy schemes", mode, [source],
                       policy=mmf.FetchPolicy(schemes=allowed))
@@ -360,7 +361,7 @@ def test_root_prefix_is_not_a_parent(tmp_path):
     (tmp_path / "root2").mkdir()
     (tmp_path / "root2" / "x.png").write_bytes(IMAGE)
     with pytest.raises(mmf.FetchError, match="local_roots"):
-        fetch.resolve_sources([str(tmp_path / "root2" / "x.png")], limits=mmf.Limits(),
+        media.resolve_sources([str(tmp_path / "root2" / "x.png")], limits=mmf.Limits(),
                               policy=mmf.FetchPolicy(local_roots=[str(tmp_path / "root")]))
 
 
@@ -393,18 +394,18 @@ def test_pipeline_uses_its_fetch_policy(probe, image_file):
 
 
 def test_fetch_bytes_is_one_source_with_a_one_source_budget(image_file):
-    assert fetch.fetch_bytes(str(image_file)) == IMAGE
-    assert fetch.fetch_bytes(B64_IMAGE) == IMAGE
+    assert media.fetch_bytes(str(image_file)) == IMAGE
+    assert media.fetch_bytes(B64_IMAGE) == IMAGE
 
 
 def test_sync_resolution_runs_on_the_calling_thread(image_file, monkeypatch):
     seen = []
-    real = fetch._read_file
+    real = sources.read_file
 
     def spy(*args, **kwargs):
         seen.append(threading.current_thread())
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(fetch, "_read_file", spy)
-    fetch.resolve_sources([str(image_file)] * 3, limits=mmf.Limits())
+    monkeypatch.setattr(sources, "read_file", spy)
+    media.resolve_sources([str(image_file)] * 3, limits=mmf.Limits())
     assert seen == [threading.current_thread()] * 3

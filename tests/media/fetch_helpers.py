@@ -24,8 +24,8 @@ import numpy as np
 from PIL import Image
 
 import mm_framework as mmf
-from mm_framework import fetch, plugins
-from mm_framework.proxy import NO_PROXY_ENV_ORDER, PROXY_ENV_ORDER
+from mm_framework import media, plugins
+from mm_framework.media.proxy import NO_PROXY_ENV_ORDER, PROXY_ENV_ORDER
 
 # Stalling routes give up after this long, so a client that wrongly waits them out makes
 # a test fail in seconds instead of hanging (the tests' timeouts are 1-3 s).
@@ -384,8 +384,8 @@ def resolve(
     """``resolve_sources`` (mode ``"sync"``) or ``resolve_sources_async`` on a fresh loop."""
     limits = mmf.Limits() if limits is None else limits
     if mode == "sync":
-        return fetch.resolve_sources(sources, limits=limits, policy=policy)
-    return asyncio.run(fetch.resolve_sources_async(sources, limits=limits, policy=policy))
+        return media.resolve_sources(sources, limits=limits, policy=policy)
+    return asyncio.run(media.resolve_sources_async(sources, limits=limits, policy=policy))
 
 
 def closed_port() -> int:

@@ -15,7 +15,7 @@ import pytest
 from fetch_helpers import IMAGE, Server, clean_env, closed_port, proxy_server, resolve, running
 
 import mm_framework as mmf
-from mm_framework.proxy import host_port_of, no_proxy_from_env, no_proxy_matches, proxy_for, proxy_from_env, redact
+from mm_framework.media.proxy import host_port_of, no_proxy_from_env, no_proxy_matches, proxy_for, proxy_from_env, redact
 
 MODES = ["sync", "async"]
 

@@ -1,0 +1,134 @@
+"""The family facade: a spec bound to its family, and every family hook behind typed methods.
+
+:func:`bind` is the one place a spec meets its family: it parses the spec, finds the
+family among the registered plugins, runs its factory and registers the resulting
+processor on a small plugin manager of its own, next to the built-in defaults
+(:mod:`.defaults`, registered ``trylast``). The driver calls hooks only through
+:class:`FamilyHooks`, whose :meth:`~FamilyHooks._call` turns anything that is not an
+``MmError`` into an ``InternalError`` naming the family (and item, where known).
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import json
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pluggy
+
+from . import defaults, hookspecs, plugins
+from .carriers import Capabilities, DecodedImage, DecodeOptions, Geometry, OutputItem, Positions, ProcessedItem
+from .checks import check_int
+from .errors import InternalError, MediaError, MmError, SpecError, UnsupportedError
+from .layout import TokenLayout
+
+
+def parse_spec(spec: str | bytes | bytearray | Mapping[str, Any]) -> dict[str, Any]:
+    """A spec as a fresh dict with a string ``"family"``; JSON text is parsed."""
+    if isinstance(spec, (str, bytes, bytearray)):
+        try:
+            spec = json.loads(spec)
+        except (ValueError, UnicodeDecodeError) as e:
+            raise SpecError(f"mm spec: {e}") from None
+    if not isinstance(spec, Mapping):
+        raise SpecError(f"mm spec: expected a JSON object, got {type(spec).__name__}")
+    spec = copy.deepcopy(dict(spec))
+    family = spec.get("family")
+    if not isinstance(family, str):
+        raise SpecError(f"mm spec: missing or non-string field 'family' (got {family!r})")
+    return spec
+
+
+def _guarded(family: str, what: str, fn: Callable[..., Any], item: int | None = None, **kwargs: Any) -> Any:
+    """``fn(**kwargs)``: an ``MmError`` passes (attributed to ``item``), anything else is a bug."""
+    try:
+        result = fn(**kwargs)
+    except MmError as e:
+        raise e if item is None else e.at_item(item)
+    except Exception as e:
+        raise InternalError(f"family {family!r} raised {type(e).__name__} in {what}: {e}", item=item) from e
+    if result is None:
+        raise InternalError(f"family {family!r}: {what} returned nothing", item=item)
+    return result
+
+
+def bind(spec: Mapping[str, Any]) -> FamilyHooks:
+    """The family processor of ``spec`` (already parsed) behind its typed facade."""
+    family = spec["family"]
+    known = plugins.families()
+    info = known.get(family)
+    if info is None:
+        raise SpecError(f"mm spec: unknown family {family!r}; installed families: {sorted(known) or 'none'}")
+    params = {k: v for k, v in spec.items() if k != "family"}
+    return FamilyHooks(family, _guarded(family, "its factory", info.factory, params=params))
+
+
+@functools.lru_cache(maxsize=32)
+def hooks_for(spec_json: str) -> FamilyHooks:
+    """The facade of a resolved spec given as JSON, shared by everything that asks for it
+    (an unpickled :class:`~.carriers.Output` finding its family again)."""
+    return bind(parse_spec(spec_json))
+
+
+class FamilyHooks:
+    """Typed facade over one pipeline's MmFamilyProcessor hooks."""
+
+    def __init__(self, family: str, processor: object) -> None:
+        pm = pluggy.PluginManager(hookspecs.PROJECT)
+        pm.add_hookspecs(hookspecs.FamilySpecs)
+        pm.register(defaults, name="mm_framework.defaults")
+        try:
+            pm.register(processor, name=f"family:{family}")
+            pm.check_pending()
+        except pluggy.PluginValidationError as e:
+            raise SpecError(f"family {family!r}: invalid plugin: {e}") from None
+        self.family = family
+        self.processor = processor
+        self._hook = pm.hook
+        self._pm = pm
+
+    def _call(self, name: str, item: int | None = None, **kwargs: Any) -> Any:
+        return _guarded(self.family, name, getattr(self._hook, name), item, **kwargs)
+
+    def capabilities(self) -> Capabilities:
+        return self._call("mm_capabilities")
+
+    def decode_options(self) -> DecodeOptions:
+        return self._call("mm_decode_options")
+
+    def decode(self, data: bytes, options: DecodeOptions, item: int) -> DecodedImage:
+        return self._call("mm_decode", item, data=data, options=options)
+
+    def process_item(self, media: DecodedImage, item: int) -> ProcessedItem:
+        out = self._call("mm_process_item", item, media=media)
+        if not isinstance(out, ProcessedItem):
+            raise InternalError(
+                f"family {self.family!r}: mm_process_item returned {type(out).__name__}, not ProcessedItem", item=item
+            )
+        return out
+
+    def layout(self, input_ids: np.ndarray, geometries: Sequence[Geometry]) -> TokenLayout:
+        out = self._call("mm_layout", input_ids=input_ids, geometries=geometries)
+        if not isinstance(out, TokenLayout):
+            raise InternalError(f"family {self.family!r}: mm_layout returned {type(out).__name__}")
+        return out
+
+    def positions(self, input_len: int, offsets: Sequence[tuple[int, int]], geometries: Sequence[Geometry]) -> Positions:
+        return self._call("mm_positions", input_len=input_len, offsets=offsets, geometries=geometries)
+
+    def num_media_tokens(self, width: int, height: int) -> int:
+        if not self._hook.mm_num_media_tokens.get_hookimpls():
+            raise UnsupportedError(f"family {self.family!r} does not count tokens without pixels")
+        width = check_int(width, "image width", minimum=1, error=MediaError)
+        height = check_int(height, "image height", minimum=1, error=MediaError)
+        return int(self._call("mm_num_media_tokens", width=width, height=height))
+
+    def model_kwargs(self, items: Sequence[OutputItem]) -> dict[str, np.ndarray]:
+        return self._call("mm_model_kwargs", items=items)
+
+    def implemented(self) -> list[str]:
+        """Hook names the family object itself implements."""
+        return sorted(caller.name for caller in (self._pm.get_hookcallers(self.processor) or []))

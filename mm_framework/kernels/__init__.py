@@ -1,0 +1,43 @@
+"""Pixel math that families share, each function exact against a named reference.
+
+This is one of the three modules a family plugin may import (with ``mm_framework`` and
+``mm_framework.testing``); the names in ``__all__`` are the contract
+(docs/plugin-authoring.md). The modules behind it, one concern each:
+
+* :mod:`.sizing`: the size a reference resizes to (``smart_resize``, ``scaled_dims``);
+* :mod:`.norm`: rescale + normalize as exact per-channel tables (``ChannelNorm``);
+* :mod:`.patchify`: normalized pixels written straight into a model's patch layout;
+* :mod:`.resize`: the exact uint8 resizers (Pillow's, and ATen's in :mod:`.aten`);
+* band fan-out helpers from :mod:`mm_framework.par`, for kernels that split one image.
+"""
+
+from __future__ import annotations
+
+from ..checks import check_rgb
+from ..par import for_chunks, rows_per_worker, try_map
+from .norm import ChannelNorm, channel_norm_fused, channel_norm_pil, normalize_lut_fused, normalize_lut_pil, normalize_lut_recip
+from .patchify import patchify_merged_blocks
+from .resize import RESAMPLERS, check_resample, pil_vertical_first, resize_rgb
+from .aten import aten_coeffs
+from .sizing import scaled_dims, smart_resize
+
+__all__ = [
+    "RESAMPLERS",
+    "ChannelNorm",
+    "aten_coeffs",
+    "channel_norm_fused",
+    "channel_norm_pil",
+    "check_resample",
+    "check_rgb",
+    "for_chunks",
+    "normalize_lut_fused",
+    "normalize_lut_pil",
+    "normalize_lut_recip",
+    "patchify_merged_blocks",
+    "pil_vertical_first",
+    "resize_rgb",
+    "rows_per_worker",
+    "scaled_dims",
+    "smart_resize",
+    "try_map",
+]

@@ -1,0 +1,151 @@
+"""Rescale + normalize as exact ``[3, 256]`` float32 tables, and the f32 programs that
+reproduce them.
+
+Rescale and normalize are a per-channel function of the u8 value, so a table per
+channel is exact for any formula; the variants below differ only in f32 rounding and
+each mirrors one reference bit for bit (docs/architecture.md, "Normalization tables").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+import numpy as np
+
+from ..errors import InternalError, SpecError
+
+def _channel_params(mean: Sequence[float], std: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+    m = np.asarray(mean, dtype=np.float64)
+    s = np.asarray(std, dtype=np.float64)
+    if m.shape != (3,) or s.shape != (3,):
+        raise SpecError(f"mean and std need 3 values each, got {m.shape} and {s.shape}")
+    if not (np.isfinite(m).all() and np.isfinite(s).all()) or (s == 0).any():
+        raise SpecError(f"mean and std must be finite and std non-zero, got mean={list(mean)} std={list(std)}")
+    return m.astype(np.float32), s.astype(np.float32)
+
+
+_U8 = np.arange(256, dtype=np.float64)
+
+
+def normalize_lut_pil(mean: Sequence[float], std: Sequence[float], rescale_factor: float = 1 / 255) -> np.ndarray:
+    """``[3, 256]`` f32 table of transformers' PIL/numpy backend (``Qwen2VLImageProcessorPil``).
+
+    ``rescale``: ``f32(f64(v) * rescale_factor)``; ``normalize``: ``(x - f32(mean)) / f32(std)``
+    in f32 (``image_transforms.rescale`` then ``image_transforms.normalize``).
+    """
+    m, s = _channel_params(mean, std)
+    x = (_U8 * float(rescale_factor)).astype(np.float32)
+    return np.ascontiguousarray((x[None, :] - m[:, None]) / s[:, None], dtype=np.float32)
+
+
+def normalize_lut_fused(mean: Sequence[float], std: Sequence[float], rescale_factor: float = 1 / 255) -> np.ndarray:
+    """``[3, 256]`` f32 table of transformers' torchvision backend (``Qwen2VLImageProcessor``).
+
+    ``_fuse_mean_std_and_rescale_factor`` builds ``torch.tensor(mean) * (1.0/rescale_factor)``:
+    an f32 tensor times a Python scalar, which torch rounds to f32 before multiplying; then
+    ``tvF.normalize`` computes ``(f32(v) - mean') / std'`` in f32.
+    """
+    m, s = _channel_params(mean, std)
+    k = np.float32(1.0 / float(rescale_factor))
+    m2, s2 = m * k, s * k
+    x = _U8.astype(np.float32)
+    return np.ascontiguousarray((x[None, :] - m2[:, None]) / s2[:, None], dtype=np.float32)
+
+
+def normalize_lut_recip(mean: Sequence[float], std: Sequence[float]) -> np.ndarray:
+    """``[3, 256]`` f32 table of ``(f32(v) * f32(1/255) - mean) / std`` (Inkling's arithmetic).
+
+    Multiplies by the f32 reciprocal of 255 rather than dividing (core-contracts §11.1).
+    """
+    m, s = _channel_params(mean, std)
+    x = _U8.astype(np.float32) * np.float32(1 / 255)
+    return np.ascontiguousarray((x[None, :] - m[:, None]) / s[:, None], dtype=np.float32)
+
+
+# ---------------------------------------------------------------------------
+# The same tables as f32 arithmetic
+# ---------------------------------------------------------------------------
+#
+# A numpy gather widens every u8 index to intp before it looks anything up; the same
+# values computed by two or three f32 ufuncs on contiguous scratch are cheaper (and the
+# ufuncs release the GIL on every chunk). They are used only where they provably give
+# the table: each program is run on all 256 inputs of every channel when the norm is
+# built, and kept only if every result has the table's exact bits. IEEE f32 add,
+# subtract, multiply and divide are correctly rounded, and numpy never fuses two ufunc
+# calls, so a program that matches on the 256 inputs matches on every pixel.
+
+Step = tuple[np.ufunc, np.ndarray]  # (ufunc, per-channel f32 constants [3])
+
+
+def _table(lut: Any) -> np.ndarray:
+    if not isinstance(lut, np.ndarray) or lut.dtype != np.float32 or lut.shape != (3, 256):
+        raise InternalError(f"normalize table must be float32 [3, 256], got {getattr(lut, 'shape', type(lut))}")
+    lut = lut.copy()
+    lut.flags.writeable = False
+    return lut
+
+
+@attrs.frozen(eq=False)
+class ChannelNorm:
+    """Rescale + normalize of u8 values: the exact ``[3, 256]`` f32 ``lut`` and, when a
+    program reproduces every entry bit for bit, its f32 ``steps`` (else ``None``: gather).
+
+    A program is a sequence of ``(ufunc, constants)``: start from ``f32(v)`` and apply
+    ``x = ufunc(x, constants[c])`` in order. Build one with :meth:`search`.
+    """
+
+    lut: np.ndarray = attrs.field(converter=_table)
+    steps: tuple[Step, ...] | None = None
+
+    @classmethod
+    def search(cls, lut: np.ndarray, candidates: Sequence[Sequence[Step]]) -> ChannelNorm:
+        """The norm of ``lut`` with the first candidate program that reproduces it."""
+        norm = cls(lut)
+        for program in candidates:
+            steps = tuple((ufunc, _const3(k)) for ufunc, k in program)
+            if _program_matches(steps, norm.lut):
+                return attrs.evolve(norm, steps=steps)
+        return norm
+
+
+def _const3(k: Sequence[float] | np.ndarray) -> np.ndarray:
+    a = np.array(np.broadcast_to(np.asarray(k, dtype=np.float32), (3,)))
+    a.flags.writeable = False
+    return a
+
+
+def _run_steps(steps: Sequence[Step], c: int, x: np.ndarray) -> np.ndarray:
+    """Apply ``steps`` for channel ``c`` in place on the f32 array ``x``."""
+    for ufunc, k in steps:
+        ufunc(x, k[c], out=x)
+    return x
+
+
+def _program_matches(steps: tuple[Step, ...], lut: np.ndarray) -> bool:
+    v = np.arange(256, dtype=np.float32)
+    for c in range(3):
+        x = _run_steps(steps, c, v.copy())
+        if x.dtype != np.float32 or x.tobytes() != lut[c].tobytes():
+            return False
+    return True
+
+
+def channel_norm_pil(mean: Sequence[float], std: Sequence[float], rescale_factor: float = 1 / 255) -> ChannelNorm:
+    """:func:`normalize_lut_pil` with its arithmetic: the f64 rescale of transformers is
+    matched by one f32 divide (or multiply) where that is exact for all 256 values."""
+    m, s = _channel_params(mean, std)
+    r = float(rescale_factor)
+    rescales = [(np.divide, 1.0 / r), (np.multiply, r)] if r != 0 else []
+    programs = [[step, (np.subtract, m), (np.divide, s)] for step in rescales]
+    return ChannelNorm.search(normalize_lut_pil(mean, std, rescale_factor), programs)
+
+
+def channel_norm_fused(mean: Sequence[float], std: Sequence[float], rescale_factor: float = 1 / 255) -> ChannelNorm:
+    """:func:`normalize_lut_fused` with its arithmetic (``(v - mean') / std'`` in f32)."""
+    m, s = _channel_params(mean, std)
+    k = np.float32(1.0 / float(rescale_factor))
+    return ChannelNorm.search(
+        normalize_lut_fused(mean, std, rescale_factor), [[(np.subtract, m * k), (np.divide, s * k)]]
+    )

@@ -1,0 +1,115 @@
+"""Patch layouts: u8 HWC pixels to the model's f32 patch rows, normalized on the way.
+
+Bands of output rows fan out on the ``par`` seam; each band writes only its own rows, so
+every thread count gives the same bytes (docs/architecture.md, "Patch layouts").
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import par
+from ..checks import check_rgb
+from ..errors import InternalError
+from .norm import ChannelNorm, _run_steps
+
+# Pixels per band (a few merge-window rows). 2^17 measured ~3% faster on 1-2 MP images,
+# but its per-worker scratch (~2 MB) pushed peak RSS of a 2-thread request toward half
+# the output size; 2^16 halves that.
+_BAND_PIXELS = 1 << 16
+
+
+def patchify_merged_blocks(
+    rgb: np.ndarray, ps: int, merge: int, tps: int, norm: ChannelNorm | np.ndarray, out: np.ndarray | None = None
+) -> np.ndarray:
+    """HF Qwen-VL ``pixel_values`` of one still image: f32 ``[gh*gw, 3*tps*ps*ps]``.
+
+    Rows go merge window by merge window (windows raster order, patches raster order
+    inside a window); columns are ``(c, t, py, px)``; every temporal copy equals frame 0
+    (HF repeats the single frame). Value ``norm.lut[c][rgb[y, x, c]]``; ``norm`` is a
+    :class:`ChannelNorm` or a bare ``[3, 256]`` f32 table. ``rgb`` is HWC uint8 (any
+    strides) with ``h`` and ``w`` multiples of ``ps*merge``; ``out`` may be preallocated.
+
+    Per band of merge-window rows: the band's pixels are reordered into patch order a
+    whole patch row (``ps`` pixels, all channels) at a time; each channel is widened to
+    f32 and normalized on contiguous scratch (by ``norm.steps`` when it has them, else a
+    table gather); one block copy then writes every ``(c, t)`` plane of the band's output
+    rows in memory order, the temporal copies included. Bands fan out over
+    :func:`mm_framework.par.for_chunks`; each writes only its own output rows, so any
+    thread count gives the same bytes.
+    """
+    check_rgb(rgb, "patchify")
+    if not isinstance(norm, ChannelNorm):
+        norm = ChannelNorm(norm)
+    h, w = rgb.shape[:2]
+    step = ps * merge
+    if ps <= 0 or merge <= 0 or tps <= 0 or h % step or w % step:
+        raise InternalError(f"patchify: {h}x{w} is not a multiple of patch {ps} x merge {merge}")
+    bh = h // step
+    per_row = (w // step) * merge * merge  # patches per row of merge windows
+    p2 = ps * ps
+    out = _out_array(out, (bh * per_row, 3 * tps * p2))
+    dst = out.reshape(bh, per_row, 3, tps, p2)
+    band = max(1, _BAND_PIXELS // (per_row * p2))
+    # Whole rows of bytes are needed to view patch rows as single items.
+    contiguous_rows = rgb.strides[1] == 3 and rgb.strides[2] == 1
+
+    def rows(start: int, stop: int) -> None:
+        scratch = _BandScratch(min(band, stop - start), step, w, per_row, p2, contiguous_rows)
+        for a in range(start, stop, band):
+            b = min(stop, a + band)
+            _patchify_band(rgb[a * step : b * step], dst[a:b], ps, merge, norm, scratch)
+
+    par.for_chunks(rows, bh, par.rows_per_worker(bh, h * w))
+    return out
+
+
+def _out_array(out: np.ndarray | None, shape: tuple[int, ...]) -> np.ndarray:
+    if out is None:
+        return np.empty(shape, dtype=np.float32)
+    if not isinstance(out, np.ndarray) or out.dtype != np.float32 or out.shape != shape or not out.flags.c_contiguous:
+        raise InternalError(f"out must be a C-contiguous float32 array of shape {shape}")
+    return out
+
+
+class _BandScratch:
+    """Per-worker buffers of :func:`_patchify_band`, sized for its largest band."""
+
+    def __init__(self, nb: int, step: int, w: int, per_row: int, p2: int, contiguous_rows: bool) -> None:
+        n = nb * per_row
+        self.source = None if contiguous_rows else np.empty((nb * step, w, 3), dtype=np.uint8)
+        self.patches = np.empty((n, p2, 3), dtype=np.uint8)
+        self.values = np.empty((3, n, p2), dtype=np.float32)
+
+
+def _patchify_band(
+    src: np.ndarray, dst: np.ndarray, ps: int, merge: int, norm: ChannelNorm, scratch: _BandScratch
+) -> None:
+    """Merge-window rows ``src`` (``[nb*ps*merge, w, 3]``) into ``dst`` (``[nb, per_row, 3, tps, ps*ps]``)."""
+    nb, per_row, _, tps, p2 = dst.shape
+    rows, w = src.shape[:2]
+    bw, n = w // (ps * merge), nb * per_row
+    if scratch.source is not None:
+        np.copyto(scratch.source[:rows], src)
+        src = scratch.source[:rows]
+    # ps pixels of one patch row, all three channels, as a single item: the reorder into
+    # patch order then moves 3*ps bytes per element instead of one.
+    patch_row = np.dtype((np.void, ps * 3))
+    items = src.reshape(rows, w * 3).view(patch_row).reshape(nb, merge, ps, bw, merge)
+    patches = scratch.patches[:n]
+    np.copyto(
+        patches.reshape(n * ps, ps * 3).view(patch_row).reshape(nb, bw, merge, merge, ps),
+        items.transpose(0, 3, 1, 4, 2),
+    )
+    values = scratch.values[:, :n]
+    for c in range(3):
+        v = values[c]
+        if norm.steps is not None:
+            np.copyto(v, patches[:, :, c])
+            _run_steps(norm.steps, c, v)
+        else:
+            np.take(norm.lut[c], patches[:, :, c], out=v, mode="clip")
+    # One (c, t) plane of one patch as a single item; frame 0 broadcasts to every t, and
+    # the copy walks the output in memory order.
+    plane = np.dtype((np.void, p2 * 4))
+    np.copyto(dst.reshape(n, 3, tps, p2).view(plane)[..., 0], values.view(plane)[..., 0].T[:, :, None])
