@@ -23,7 +23,7 @@ def test_scaled_dims_pins(args, want):
 
 
 def independent_scaled_dims(w: np.ndarray, h: np.ndarray, frac, cap) -> tuple[np.ndarray, np.ndarray]:
-    """Vectorized restatement of core-contracts §13 in float64 numpy."""
+    """Vectorized restatement of docs/architecture.md "Sizing" (scaled_dims) in float64 numpy."""
     if frac is None:
         return w, h
     long = np.maximum(w, h).astype(np.float64)

@@ -1,4 +1,4 @@
-"""The seed's ``inkling`` Python API (core-contracts §15.2), as numpy functions.
+"""The seed's ``inkling`` Python API (docs/families/inkling.md), as numpy functions.
 
 Each function validates its arguments first (``patch_size`` > 0, ``rescale_frac``
 finite and > 0, ``rescale_cap`` > 0 and only with ``rescale_frac`` > 1, arrays C-contiguous

@@ -1,6 +1,6 @@
 """Inkling's patchify: u8 RGB -> bf16 bit patterns in ``[n, ps, ps, 3]`` patch layout.
 
-Value at image pixel ``(y, x)``, channel ``c`` (families.md §3.4), all in float32:
+Value at image pixel ``(y, x)``, channel ``c`` (docs/families/inkling.md), all in float32:
 ``bf16((f32(v) * f32(1/255) - MEAN[c]) / STD[c])``, bf16 by round-to-nearest-even,
 returned as the raw ``uint16`` bit pattern. Outside the image (the bottom rows up to a
 whole patch, the right columns up to ``(w // ps + 1) * ps``: there is **always** one

@@ -57,7 +57,7 @@ def normalize_lut_fused(mean: Sequence[float], std: Sequence[float], rescale_fac
 def normalize_lut_recip(mean: Sequence[float], std: Sequence[float]) -> np.ndarray:
     """``[3, 256]`` f32 table of ``(f32(v) * f32(1/255) - mean) / std`` (Inkling's arithmetic).
 
-    Multiplies by the f32 reciprocal of 255 rather than dividing (core-contracts §11.1).
+    Multiplies by the f32 reciprocal of 255 rather than dividing (docs/families/inkling.md).
     """
     m, s = _channel_params(mean, std)
     x = _U8.astype(np.float32) * np.float32(1 / 255)

@@ -1,6 +1,6 @@
 """Which proxy an HTTP fetch goes through: environment lookup, NO_PROXY and URL host parsing.
 
-The rules are the reference's (core-contracts §7.4-7.5), kept as pure functions of
+The rules are the reference's (docs/architecture.md, "Fetch"), kept as pure functions of
 strings so every vector is testable without traffic:
 
 * the proxy is the first parseable value of ``ALL_PROXY, all_proxy, HTTPS_PROXY,
@@ -35,6 +35,11 @@ def parse_port(text: str) -> int | None:
     return value if value <= 0xFFFF else None
 
 
+def _authority_end(rest: str) -> int:
+    """Where the authority of ``rest`` (a URL after ``scheme://``) ends: the first ``/?#``."""
+    return min((i for i in (rest.find(c) for c in "/?#") if i != -1), default=len(rest))
+
+
 def host_port_of(url: str) -> tuple[str, int | None] | None:
     """``(lowercased host, explicit port or None)`` of an http(s) URL; None for anything else.
 
@@ -47,12 +52,7 @@ def host_port_of(url: str) -> tuple[str, int | None] | None:
             break
     else:
         return None
-    end = len(rest)
-    for sep in "/?#":
-        i = rest.find(sep)
-        if i != -1:
-            end = min(end, i)
-    authority = rest[:end].rpartition("@")[2]
+    authority = rest[: _authority_end(rest)].rpartition("@")[2]
     if authority.startswith("["):
         host, _, after = authority[1:].partition("]")
         port_text = after[1:] if after.startswith(":") else ""
@@ -180,10 +180,5 @@ def redact(url: str) -> str:
     scheme, sep, rest = url.partition("://")
     if not sep:
         return url
-    end = len(rest)
-    for c in "/?#":
-        i = rest.find(c)
-        if i != -1:
-            end = min(end, i)
-    at = rest.rfind("@", 0, end)
+    at = rest.rfind("@", 0, _authority_end(rest))
     return url if at == -1 else f"{scheme}://{rest[at + 1 :]}"

@@ -316,6 +316,18 @@ class FamilyConformance:
         assert [it.hash for it in out.items] == [content_hash(b) for b in sample_images]
         assert all(0 <= it.hash < 2**64 for it in out.items)
 
+    def test_output_is_a_value(self, pipeline, sample_images, prompt_for):
+        out = self._run(pipeline, sample_images, prompt_for(len(sample_images)))
+        clone = pickle.loads(pickle.dumps(out))
+        assert clone == out and clone is not out
+        assert not clone.input_ids.flags.writeable and not clone.items[0].feature.array.flags.writeable
+        want = out.model_kwargs()
+        got = clone.model_kwargs()
+        assert sorted(got) == sorted(want) == sorted(pipeline.model_kwargs(out))
+        for name in want:
+            assert got[name].dtype == want[name].dtype and got[name].tobytes() == want[name].tobytes(), name
+        assert "\n" not in repr(out) and len(repr(out)) < 400
+
     def test_model_kwargs(self, pipeline, sample_images, prompt_for):
         kwargs = self._run(pipeline, sample_images, prompt_for(len(sample_images))).model_kwargs()
         assert kwargs and all(isinstance(v, np.ndarray) for v in kwargs.values())

@@ -31,14 +31,14 @@ def family(spec=Q2):
 @pytest.mark.parametrize(
     ("hw", "spec", "target"),
     [
-        # hf-reference §3.2, transformers 5.24 (factor 28, [3136, 1003520]).
+        # docs/families/qwen_vl.md, transformers 5.24 (factor 28, [3136, 1003520]).
         ((10, 10), Q2, (56, 56)),
         ((70, 98), Q2, (56, 112)),  # 2.5 rounds to 2, 3.5 to 4 (half to even)
         ((3000, 20), Q2, (2996, 28)),
         ((960, 1280), Q2, (840, 1148)),
         ((3000, 4000), Q2, (840, 1148)),
         ((1080, 1920), Q2, (728, 1316)),
-        # Where transformers and the sglang formula differ (families.md §2.3): follow transformers.
+        # Where transformers and the sglang formula differ (docs/architecture.md, "Sizing"): follow transformers.
         ((10, 1000), {**Q2, "max_pixels": 12845056}, (28, 560)),
         ((14, 2000), {**Q2, "max_pixels": 12845056}, (28, 672)),
         ((10, 2000), {**Q2, "min_pixels": 3136, "max_pixels": 3136}, (28, 812)),
@@ -71,7 +71,7 @@ def tiny_spec(**changes):
 
 
 def test_patch_order_pins():
-    # families.md §2.6: 4x8 image, pixel(y, x, c) = y*16 + x*2 + c.
+    # docs/families/qwen_vl.md pins: 4x8 image, pixel(y, x, c) = y*16 + x*2 + c.
     y, x, c = np.meshgrid(np.arange(4), np.arange(8), np.arange(3), indexing="ij")
     rgb = (y * 16 + x * 2 + c).astype(np.uint8)
     fam = family(tiny_spec())
@@ -139,7 +139,7 @@ def test_layout_and_positions_for_two_images():
 
 
 def test_positions_pin_from_the_reference():
-    # families.md §2.9: L = 11, image at 3..8, grid [1, 4, 6], merge 2.
+    # docs/architecture.md, "Positions": L = 11, image at 3..8, grid [1, 4, 6], merge 2.
     pos = family().mm_positions(input_len=11, offsets=[(3, 8)], geometries=[mmf.Grid(1, 4, 6)])
     assert pos.positions.tolist() == [
         [0, 1, 2, 3, 3, 3, 3, 3, 3, 6, 7],

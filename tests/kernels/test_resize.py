@@ -77,7 +77,7 @@ def test_pil_bicubic_and_aten_round_differently():
 def test_pillow13_pass_order_matters():
     """480x640 -> 476x644 runs vertical-first in Pillow 13; ATen is always horizontal-first.
 
-    So the two disagree by far more than a rounding step (hf-reference §6).
+    So the two disagree by far more than a rounding step (docs/families/qwen_vl.md).
     """
     src = _source(480, 640, 13, "smooth")
     pil = resize_rgb(src, 644, 476, "pil_bicubic").astype(int)
@@ -177,7 +177,7 @@ def test_aten_bands_are_byte_identical(monkeypatch, threads):
 # ---------------------------------------------------------------------------
 # An independent model of Pillow 13's ImagingResample (src/libImaging/Resample.c), to
 # show the "pil_*" bytes are that algorithm with Pillow 13's pass order, not an accident
-# of whatever Pillow happens to be installed (hf-reference §3.3).
+# of whatever Pillow happens to be installed (docs/architecture.md, "Resize: Pillow").
 # ---------------------------------------------------------------------------
 
 

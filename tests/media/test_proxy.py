@@ -1,7 +1,7 @@
 """Proxy choice: URL host parsing, NO_PROXY matching, environment order, and real traffic
 through a forward proxy started here (127.0.0.1 only).
 
-The reference's NO_PROXY vectors (core-contracts §7.5) include addresses outside
+The reference's NO_PROXY vectors (docs/architecture.md, "Fetch") include addresses outside
 127.0.0.0/8 (10.x, 192.168.x, 8.8.8.8). These tests may name loopback addresses only,
 so every IPv4 vector is rewritten inside 127.0.0.0/8 with the same shape: a /8 that
 matches and its non-match, a /24 with a port, a /0 matching everything, a hostname never

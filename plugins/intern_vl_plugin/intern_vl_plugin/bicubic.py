@@ -1,6 +1,6 @@
 """torch's float bicubic resize (``F.interpolate(mode="bicubic", align_corners=False)``) in numpy.
 
-The contract is parity with torch on CPU within rtol 1e-6 / atol 1e-5 (families.md §4.5).
+The contract is parity with torch on CPU within rtol 1e-6 / atol 1e-5 (docs/families/intern_vl.md).
 This follows ATen's kernel (``upsample_generic_Nd_kernel_impl`` with
 ``HelperInterpCubic``, aten/src/ATen/native/cpu/UpSampleKernel.cpp and UpSample.h) step
 by step, so the only differences left are single roundings:

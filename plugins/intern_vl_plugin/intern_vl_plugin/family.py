@@ -1,6 +1,6 @@
 """The ``intern_vl`` family processor: SGLang's ``InternVLImageProcessor`` for one image.
 
-Per item (families.md §4.1):
+Per item (docs/families/intern_vl.md):
 
 1. choose a ``cols`` x ``rows`` tile grid from the aspect ratio (:mod:`.tiling`);
 2. normalize the whole image to CHW float32: ``(v / 255 - mean) / std``;
@@ -95,8 +95,6 @@ class InternVlFamily:
 
     @mmf.hookimpl
     def mm_num_media_tokens(self, width: int, height: int) -> int:
-        if width <= 0 or height <= 0:
-            raise mmf.MediaError(f"intern_vl: image size must be positive, got {width}x{height}")
         return self.tokens(self.grid(width, height).tiles)
 
     @mmf.hookimpl

@@ -45,8 +45,7 @@ def candidate_grids(max_num: int) -> tuple[tuple[int, int], ...]:
 def select_grid(width: int, height: int, candidates: tuple[tuple[int, int], ...], use_thumbnail: bool) -> TileGrid:
     """The grid whose ``cols / rows`` is closest to ``width / height``.
 
-    Follows SGLang's ``InternVLImageProcessor.dynamic_preprocess`` (and families.md
-    §4.1): the first strictly smaller ``|aspect - cols/rows|`` wins; on an exact tie the
+    Follows SGLang's ``InternVLImageProcessor.dynamic_preprocess`` (docs/families/intern_vl.md): the first strictly smaller ``|aspect - cols/rows|`` wins; on an exact tie the
     larger tile count wins. Upstream InternVL's ``find_closest_aspect_ratio`` differs on
     ties: it takes the later grid only when ``width * height > 0.5 * image_size**2 *
     cols * rows``, so small images stay on fewer tiles there (a 32x32 image with 16-pixel

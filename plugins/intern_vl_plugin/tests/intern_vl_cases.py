@@ -1,6 +1,6 @@
 """The intern_vl parity matrix, shared by the golden generator, the golden test and the live test.
 
-Cases follow families.md §4.1 (``tests/test_internvl_parity.py`` of the crate): random
+Cases follow docs/families/intern_vl.md (``tests/test_internvl_parity.py`` of the crate): random
 uint8 images of eight shapes, seeds 0..7, tile sizes 16 and 32, ``max_num`` 12,
 ``num_image_token`` 64, compared with ``rtol=1e-6, atol=1e-5``. A few realistic cases at
 the InternVL tile size 448 are added. Nothing here imports torch or mm_framework, so the

@@ -1,6 +1,6 @@
 """The float bicubic kernel without torch: pinned torch weights, an exact FMA, a float64 oracle.
 
-The oracle is the families.md §4.5 formula evaluated per output pixel in float64 (no
+The oracle is the docs/families/intern_vl.md formula evaluated per output pixel in float64 (no
 separable trick, no float32 rounding); the kernel must agree with it far inside the
 parity tolerance. Bit-level agreement with torch is pinned through weight bit patterns
 read from torch 2.13 (AVX2) and checked live by ``test_intern_vl_torch_parity.py``.
@@ -68,7 +68,7 @@ def test_fma_is_correctly_rounded():
 
 
 def _oracle(image: np.ndarray, out_h: int, out_w: int) -> np.ndarray:
-    """families.md §4.5 per output pixel (vectorized over pixels), weights and sums in float64.
+    """docs/families/intern_vl.md per output pixel (vectorized over pixels), weights and sums in float64.
 
     Source positions are float32 as torch computes them: the float32 ``scale``, then
     ``scale * (o + 0.5) - 0.5`` rounded once (exact in float64 before that rounding).

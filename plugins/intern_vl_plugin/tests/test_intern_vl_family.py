@@ -10,7 +10,7 @@ import mm_framework as mmf
 from intern_vl_plugin.bicubic import resize_to_tiles
 from intern_vl_plugin.family import InternVlFamily
 
-# core-contracts §5.5 / §17.2: slot 1, <IMG_CONTEXT> 2, <img> 3, </img> 4, 256 per tile.
+# docs/families/intern_vl.md: slot 1, <IMG_CONTEXT> 2, <img> 3, </img> 4, 256 per tile.
 SPEC = {
     "family": "intern_vl",
     "image_token_id": 1,
@@ -103,9 +103,10 @@ def test_thumbnail_can_be_disabled():
 def test_num_media_tokens(family):
     assert family.mm_num_media_tokens(width=640, height=480) == 13 * 256
     assert family.mm_num_media_tokens(width=1, height=1) == 10 * 256
-    for w, h in [(0, 5), (5, 0), (-1, 3)]:
-        with pytest.raises(mmf.MediaError, match=f"image size must be positive, got {w}x{h}"):
-            family.mm_num_media_tokens(width=w, height=h)
+    pipe = mmf.pipeline_from_spec(SPEC)
+    for w, h, bad in [(0, 5, "width"), (5, 0, "height"), (-1, 3, "width")]:
+        with pytest.raises(mmf.MediaError, match=f"image {bad} must be greater than zero"):
+            pipe.num_media_tokens(w, h)
 
 
 def test_model_kwargs_concatenate_tiles():

@@ -1,4 +1,4 @@
-"""Tile selection: families.md pins, SGLang equivalence, and the documented upstream divergence."""
+"""Tile selection: docs/families/intern_vl.md pins, SGLang equivalence, and the documented upstream divergence."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ def _grid(w: int, h: int, max_num: int = 12, thumb: bool = True) -> TileGrid:
     return select_grid(w, h, candidate_grids(max_num), thumb)
 
 
-def test_families_md_pins():
+def test_documented_pins():
     # 640x480 -> (4, 3); a square -> (3, 3) with max_num 12 (ties go to more tiles).
     assert _grid(640, 480) == TileGrid(4, 3, True)
     assert _grid(500, 500) == TileGrid(3, 3, True)

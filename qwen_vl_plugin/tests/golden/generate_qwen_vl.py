@@ -193,7 +193,7 @@ def make_processor(preset: str, backend: str, tokenizer):
     base = getattr(transformers, PRESETS[preset][1])
 
     # Images-only: the video processor is never used, and without torchvision its type
-    # check fails on None (hf-reference §1), so only that one check is skipped.
+    # check fails on None (docs/families/qwen_vl.md, "What needs torch"), so only that one check is skipped.
     class ImagesOnly(base):
         def check_argument_for_proper_class(self, name, arg):
             if name == "video_processor" and arg is None:

@@ -64,7 +64,7 @@ def digest(a: np.ndarray) -> str:
 # (name, h, w, out_h, out_w, seed, pattern)
 def resize_cases() -> list[tuple[str, int, int, int, int, int, str]]:
     cases = [
-        # core-contracts §17.14
+        # the extreme downscale that reaches ATen's top precision (docs/architecture.md)
         ("1080x1920_up", 1080, 1920, 1152, 2048, 1, "smooth"),
         ("896sq_up2", 896, 896, 1792, 1792, 2, "noise"),
         ("360x640_up2", 360, 640, 720, 1280, 3, "smooth"),
@@ -74,7 +74,7 @@ def resize_cases() -> list[tuple[str, int, int, int, int, int, str]]:
         ("256sq_100", 256, 256, 100, 100, 7, "binary"),
         ("identity_720x1280", 720, 1280, 720, 1280, 8, "noise"),
         ("3x500_up2", 3, 500, 6, 1000, 9, "noise"),
-        # core-contracts §17.6: a 6x8 noise image to 4x5, and the single-pass variants
+        # a 6x8 noise image to 4x5, and the single-pass variants
         ("noise_6x8_4x5", 6, 8, 4, 5, 10, "noise"),
         ("noise_8x6_5x4", 8, 6, 5, 4, 10, "noise"),
         ("noise_6x8_width_only", 6, 8, 6, 5, 10, "noise"),
