@@ -15,20 +15,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from . import plugins as _plugins
-from .carriers import (
-    Capabilities,
-    DecodedImage,
-    DecodeOptions,
-    Grid,
-    MmInput,
-    MRope,
-    Output,
-    OutputItem,
-    ProcessedItem,
-    Rope1D,
-    Tensor,
-    Tiles,
-)
+from .cache import CacheStats, FeatureCache
+from .carriers import Capabilities, DecodedImage, DecodeOptions, Grid, ItemPlan, MRope, ProcessedItem, Rope1D, Tensor, Tiles
 from .errors import (
     FetchError,
     InternalError,
@@ -44,7 +32,9 @@ from .hookspecs import hookimpl
 from .layout import Explicit, ExpandedPrompt, Media, Repeat, Text, TokenLayout, apply_layout, layout_by_placeholder
 from .limits import Limits
 from .media import FetchPolicy, content_hash, decode_rgb, take_source
+from .handoff import to_torch
 from .pipeline import Pipeline, pipeline_from_spec
+from .request import ItemTimings, MmInput, Output, OutputItem, Timings
 from .positions import mrope_image_only
 from .spec_fields import SpecFields
 
@@ -92,10 +82,11 @@ def spec_from_model_dir(path: str | os.PathLike[str]) -> dict[str, Any]:
 
 
 __all__ = [
-    "Capabilities", "DecodeOptions", "DecodedImage", "Explicit", "ExpandedPrompt", "FetchError", "FetchPolicy", "Grid",
-    "InternalError", "InvalidInputError", "LayoutError", "LimitExceededError", "Limits", "MRope", "Media",
-    "MediaError", "MmError", "MmInput", "Output", "OutputItem", "Pipeline", "ProcessedItem", "Repeat",
-    "Rope1D", "SpecError", "SpecFields", "Tensor", "Text", "Tiles", "TokenLayout", "UnsupportedError", "apply_layout",
-    "content_hash", "decode_rgb", "hookimpl", "layout_by_placeholder", "list_families", "list_presets",
-    "mrope_image_only", "pipeline_from_spec", "preset", "spec_from_hf_configs", "spec_from_model_dir", "take_source",
+    "CacheStats", "Capabilities", "DecodeOptions", "DecodedImage", "Explicit", "ExpandedPrompt", "FeatureCache",
+    "FetchError", "FetchPolicy", "Grid", "InternalError", "InvalidInputError", "ItemPlan", "ItemTimings",
+    "LayoutError", "LimitExceededError", "Limits", "MRope", "Media", "MediaError", "MmError", "MmInput", "Output",
+    "OutputItem", "Pipeline", "ProcessedItem", "Repeat", "Rope1D", "SpecError", "SpecFields", "Tensor", "Text",
+    "Tiles", "Timings", "TokenLayout", "UnsupportedError", "apply_layout", "content_hash", "decode_rgb", "hookimpl",
+    "layout_by_placeholder", "list_families", "list_presets", "mrope_image_only", "pipeline_from_spec", "preset",
+    "spec_from_hf_configs", "spec_from_model_dir", "take_source", "to_torch",
 ]

@@ -6,7 +6,6 @@ where it built it, not three stages later in the driver.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any, Literal, Union
 
@@ -14,7 +13,7 @@ import attrs
 import numpy as np
 
 from .checks import check_rgb
-from .errors import InternalError, InvalidInputError
+from .errors import InternalError
 
 DType = Literal["f32", "i64", "bf16"]
 
@@ -82,6 +81,12 @@ class Tensor:
     def __reduce__(self) -> tuple[Any, ...]:
         # Through the constructor, so the unpickled array is read-only again.
         return (Tensor, (self.array, self.dtype))
+
+    def to_torch(self) -> Any:
+        """This tensor in torch, sharing its memory (bf16 bits as ``torch.bfloat16``)."""
+        from .handoff import to_torch
+
+        return to_torch(self.array, self.dtype)
 
     def __repr__(self) -> str:
         return f"Tensor({self.dtype} {list(self.shape)})"
@@ -154,19 +159,40 @@ class DecodeOptions:
     formats: tuple[str, ...] = attrs.field(default=DEFAULT_FORMATS, converter=tuple)
 
 
+def _size(value: Any) -> tuple[int, int] | None:
+    if value is None:
+        return None
+    w, h = value
+    return int(w), int(h)
+
+
 @attrs.frozen(eq=False)
 class ProcessedItem:
-    """What a family makes of one decoded item."""
+    """What a family makes of one decoded item.
+
+    ``size`` is ``(width, height)`` of the image the features were cut from (after the
+    family's resize or tiling canvas), for engines and ``mm-framework inspect``.
+    """
 
     feature: Tensor = attrs.field(validator=attrs.validators.instance_of(Tensor))
     aux: Mapping[str, Tensor] = attrs.field(factory=dict, converter=lambda m: dict(m))
     geometry: Geometry = None
+    size: tuple[int, int] | None = attrs.field(default=None, converter=_size)
 
     @aux.validator
     def _check_aux(self, _attr: Any, value: Mapping[str, Tensor]) -> None:
         for name, t in value.items():
             if not isinstance(name, str) or not isinstance(t, Tensor):
                 raise InternalError(f"aux entries must map str to Tensor, got {name!r}")
+
+
+@attrs.frozen
+class ItemPlan:
+    """What a family makes of an item of a known size, decided without any pixel:
+    its geometry and the ``(width, height)`` it is processed at."""
+
+    geometry: Geometry
+    size: tuple[int, int] = attrs.field(converter=_size)
 
 
 @attrs.frozen
@@ -201,104 +227,3 @@ class MRope:
 
 
 Positions = Union[Rope1D, MRope]
-
-ImageSource = Union[bytes, bytearray, memoryview, str]
-
-
-def _image_sources(value: Any) -> tuple[Any, ...]:
-    if isinstance(value, (bytes, bytearray, memoryview, str)):
-        raise InvalidInputError("images must be a sequence of sources, not a single source")
-    items = tuple(value)
-    for i, src in enumerate(items):
-        if isinstance(src, (bytearray, memoryview)):
-            continue
-        if not isinstance(src, (bytes, str)):
-            raise InvalidInputError(
-                f"unsupported source type {type(src).__name__}; expected bytes or str", item=i
-            )
-    return items
-
-
-def _input_ids(value: Any) -> np.ndarray | None:
-    if value is None:
-        return None
-    arr = np.asarray(value)
-    if arr.size == 0:
-        return np.zeros(0, dtype=np.int64)
-    if arr.ndim != 1 or arr.dtype.kind not in "iu":
-        raise InvalidInputError(f"input_ids must be a 1-D sequence of integers, got {arr.dtype} {arr.shape}")
-    if arr.dtype.kind == "u" and arr.dtype.itemsize == 8 and int(arr.max()) > np.iinfo(np.int64).max:
-        raise InvalidInputError("input_ids contain values beyond int64")
-    return np.ascontiguousarray(arr, dtype=np.int64)
-
-
-@attrs.frozen(eq=False)
-class MmInput:
-    """One request: media sources plus the prompt as ids (preferred) or text."""
-
-    images: tuple[ImageSource, ...] = attrs.field(converter=_image_sources)
-    input_ids: np.ndarray | None = attrs.field(default=None, converter=_input_ids)
-    text: str | None = attrs.field(
-        default=None, validator=attrs.validators.optional(attrs.validators.instance_of(str))
-    )
-
-
-@attrs.frozen
-class OutputItem:
-    """One media item of the output, in input order."""
-
-    feature: Tensor
-    aux: Mapping[str, Tensor] = attrs.field(converter=dict)
-    hash: int
-
-    def __repr__(self) -> str:
-        aux = "".join(f" {k}={_brief(t)}" for k, t in self.aux.items())
-        return f"OutputItem({_brief(self.feature)}{aux} hash={self.hash:#018x})"
-
-
-def _brief(t: Tensor) -> str:
-    return str(t.array.tolist()) if t.array.size <= 8 else f"{t.dtype}{list(t.shape)}"
-
-
-@attrs.frozen(eq=False, repr=False)
-class Output:
-    """The accepted result of one request: a plain value that pickles and compares.
-
-    ``spec`` is the resolved spec (JSON) of the pipeline that made it, so
-    :meth:`model_kwargs` finds the family again, also after unpickling.
-    """
-
-    input_ids: np.ndarray = attrs.field(converter=_readonly)
-    items: tuple[OutputItem, ...] = attrs.field(converter=tuple)
-    offsets: tuple[tuple[int, int], ...] = attrs.field(converter=lambda v: tuple((int(a), int(b)) for a, b in v))
-    positions: Positions
-    spec: str | None = None
-
-    def model_kwargs(self) -> dict[str, np.ndarray]:
-        """The model runner's keyword tensors for this request, as the family defines them."""
-        if self.spec is None:
-            raise InvalidInputError("this output was not produced by a pipeline")
-        from .family import hooks_for
-
-        return hooks_for(self.spec).model_kwargs(self.items)
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Output):
-            return NotImplemented
-        return (
-            np.array_equal(self.input_ids, other.input_ids)
-            and (self.items, self.offsets, self.positions, self.spec)
-            == (other.items, other.offsets, other.positions, other.spec)
-        )
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (Output, (self.input_ids, self.items, self.offsets, self.positions, self.spec))
-
-    def __repr__(self) -> str:
-        family = None if self.spec is None else json.loads(self.spec).get("family")
-        items = ", ".join(
-            f"{i}: {_brief(it.feature)} at {s}..{e}" for i, (it, (s, e)) in enumerate(zip(self.items, self.offsets))
-        )
-        return f"Output(family={family!r}, tokens={len(self.input_ids)}, items=[{items}], positions={self.positions!r})"

@@ -14,7 +14,8 @@ from typing import Any
 import numpy as np
 
 from . import list_families, pipeline_from_spec, plugins
-from .carriers import MmInput, MRope, Output
+from .carriers import MRope
+from .request import MmInput, Output
 from .errors import MmError, SpecError
 from .media import image_size, resolve_sources
 

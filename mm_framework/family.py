@@ -20,10 +20,11 @@ import numpy as np
 import pluggy
 
 from . import defaults, hookspecs, plugins
-from .carriers import Capabilities, DecodedImage, DecodeOptions, Geometry, OutputItem, Positions, ProcessedItem
+from .carriers import Capabilities, DecodedImage, DecodeOptions, Geometry, ItemPlan, Positions, ProcessedItem
 from .checks import check_int
 from .errors import InternalError, MediaError, MmError, SpecError, UnsupportedError
 from .layout import TokenLayout
+from .request import OutputItem
 
 
 def parse_spec(spec: str | bytes | bytearray | Mapping[str, Any]) -> dict[str, Any]:
@@ -119,12 +120,24 @@ class FamilyHooks:
     def positions(self, input_len: int, offsets: Sequence[tuple[int, int]], geometries: Sequence[Geometry]) -> Positions:
         return self._call("mm_positions", input_len=input_len, offsets=offsets, geometries=geometries)
 
+    def _size_hook(self, name: str, width: int, height: int, item: int | None) -> Any:
+        if not getattr(self._hook, name).get_hookimpls():
+            raise UnsupportedError(f"family {self.family!r} does not implement {name} (no token counts without pixels)")
+        try:
+            width = check_int(width, "image width", minimum=1, error=MediaError)
+            height = check_int(height, "image height", minimum=1, error=MediaError)
+        except MmError as e:
+            raise e if item is None else e.at_item(item)
+        return self._call(name, item, width=width, height=height)
+
     def num_media_tokens(self, width: int, height: int) -> int:
-        if not self._hook.mm_num_media_tokens.get_hookimpls():
-            raise UnsupportedError(f"family {self.family!r} does not count tokens without pixels")
-        width = check_int(width, "image width", minimum=1, error=MediaError)
-        height = check_int(height, "image height", minimum=1, error=MediaError)
-        return int(self._call("mm_num_media_tokens", width=width, height=height))
+        return int(self._size_hook("mm_num_media_tokens", width, height, None))
+
+    def plan_item(self, width: int, height: int, item: int | None = None) -> ItemPlan:
+        out = self._size_hook("mm_plan_item", width, height, item)
+        if not isinstance(out, ItemPlan):
+            raise InternalError(f"family {self.family!r}: mm_plan_item returned {type(out).__name__}", item=item)
+        return out
 
     def model_kwargs(self, items: Sequence[OutputItem]) -> dict[str, np.ndarray]:
         return self._call("mm_model_kwargs", items=items)

@@ -26,8 +26,9 @@ import pluggy
 if TYPE_CHECKING:
     import numpy as np
 
-    from .carriers import Capabilities, DecodedImage, DecodeOptions, Geometry, OutputItem, Positions, ProcessedItem
+    from .carriers import Capabilities, DecodedImage, DecodeOptions, Geometry, ItemPlan, Positions, ProcessedItem
     from .layout import TokenLayout
+    from .request import OutputItem
 
 PROJECT = "mm_framework"
 
@@ -134,6 +135,19 @@ class FamilySpecs:
         For routers and schedulers; must equal the span ``mm_process_item`` +
         ``mm_layout`` produce for an image of that decoded size. Raise ``MediaError`` for
         sizes the family rejects.
+        """
+
+    @hookspec(firstresult=True)
+    def mm_plan_item(self, width: int, height: int) -> ItemPlan:
+        """What ``mm_process_item`` will make of a ``width`` x ``height`` decoded image,
+        decided without pixels: its geometry and the ``(width, height)`` it is processed at.
+
+        Must equal the ``geometry`` and ``size`` of the ``ProcessedItem`` for an image of
+        that size (the conformance suite checks it). It lets
+        ``Pipeline.count_tokens`` expand the prompt and compute positions from image
+        headers alone, for token budgets and dataset packing. Raise ``MediaError`` for
+        sizes the family rejects. Optional: without it, counting raises
+        ``UnsupportedError``.
         """
 
     @hookspec(firstresult=True)

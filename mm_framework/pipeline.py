@@ -11,17 +11,27 @@ from __future__ import annotations
 
 import asyncio
 import copy
-from collections.abc import Mapping
+import functools
+from collections.abc import Iterable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
 
-from . import driver
-from .carriers import Capabilities, DecodeOptions, MmInput, Output
+from . import driver, par
+from .cache import FeatureCache
+from .carriers import Capabilities, DecodeOptions
+from .checks import check_int
+from .errors import MmError, SpecError
 from .family import FamilyHooks, parse_spec
 from .limits import Limits
 from .media.policy import FetchPolicy
-from .media.sources import resolve_sources, resolve_sources_async
+from .media.sources import Resolved, resolve_sources, resolve_sources_async
+from .prompt import Tokenize
+from .request import MmInput, Output
+
+# Requests whose I/O may run ahead of the one being processed (bounds process_many's memory).
+MAX_IN_FLIGHT = 4
 
 
 class Pipeline:
@@ -34,16 +44,24 @@ class Pipeline:
     __slots__ = ("_plan", "_policy")
 
     def __init__(
-        self, spec: str | bytes | Mapping[str, Any], *, limits: Limits | None = None, fetch_policy: FetchPolicy | None = None
+        self,
+        spec: str | bytes | Mapping[str, Any],
+        *,
+        limits: Limits | None = None,
+        fetch_policy: FetchPolicy | None = None,
+        cache: FeatureCache | None = None,
     ) -> None:
-        object.__setattr__(self, "_plan", driver.Plan.build(parse_spec(spec), limits if limits is not None else Limits()))
+        if cache is not None and not isinstance(cache, FeatureCache):
+            raise SpecError(f"cache must be a FeatureCache or None, got {type(cache).__name__}")
+        limits = limits if limits is not None else Limits()
+        object.__setattr__(self, "_plan", driver.Plan.build(parse_spec(spec), limits, cache))
         object.__setattr__(self, "_policy", fetch_policy)
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("Pipeline is immutable")
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (_rebuild, (self._plan.spec, self._plan.limits, self._policy))
+        return (_rebuild, (self._plan.spec, self._plan.limits, self._policy, self._plan.cache))
 
     def __repr__(self) -> str:
         return f"Pipeline(family={self.family!r})"
@@ -65,6 +83,10 @@ class Pipeline:
         return self._policy
 
     @property
+    def cache(self) -> FeatureCache | None:
+        return self._plan.cache
+
+    @property
     def capabilities(self) -> Capabilities:
         return self._plan.capabilities
 
@@ -77,17 +99,108 @@ class Pipeline:
     def hooks(self) -> FamilyHooks:
         return self._plan.hooks
 
-    def process(self, inp: MmInput, *, tokenize: driver.Tokenize | None = None) -> Output:
-        """Run one request on the calling thread (items fan out on the shared pool)."""
+    def _fetch(self, inp: MmInput) -> tuple[list[Resolved], list[float]]:
         driver.admit(self._plan, inp)
-        datas = resolve_sources(inp.images, limits=self._plan.limits, policy=self._policy)
-        return driver.run(self._plan, inp, datas, tokenize)
+        times: list[float] = []
+        return resolve_sources(inp.images, limits=self._plan.limits, policy=self._policy, times=times), times
 
-    async def process_async(self, inp: MmInput, *, tokenize: driver.Tokenize | None = None) -> Output:
-        """Same result as :meth:`process`; the event loop is never blocked."""
+    async def _fetch_async(self, inp: MmInput) -> tuple[list[Resolved], list[float]]:
         driver.admit(self._plan, inp)
-        datas = await resolve_sources_async(inp.images, limits=self._plan.limits, policy=self._policy)
-        return await asyncio.to_thread(driver.run, self._plan, inp, datas, tokenize)
+        times: list[float] = []
+        resolved = await resolve_sources_async(inp.images, limits=self._plan.limits, policy=self._policy, times=times)
+        return resolved, times
+
+    def process(self, inp: MmInput, *, tokenize: Tokenize | None = None) -> Output:
+        """Run one request on the calling thread (items fan out on the shared pool)."""
+        resolved, times = self._fetch(inp)
+        return driver.run(self._plan, inp, resolved, tokenize, times)
+
+    async def process_async(self, inp: MmInput, *, tokenize: Tokenize | None = None) -> Output:
+        """Same result as :meth:`process`; the event loop is never blocked."""
+        resolved, times = await self._fetch_async(inp)
+        return await asyncio.to_thread(driver.run, self._plan, inp, resolved, tokenize, times)
+
+    def count_tokens(self, inp: MmInput, *, tokenize: Tokenize | None = None) -> Output:
+        """:meth:`process` without pixels: the same ids, offsets, positions, hashes, sizes
+        and geometry, from image headers alone (items have ``feature=None``)."""
+        resolved, times = self._fetch(inp)
+        return driver.count(self._plan, inp, resolved, tokenize, times)
+
+    def process_many(
+        self,
+        inputs: Iterable[MmInput],
+        *,
+        tokenize: Tokenize | None = None,
+        return_exceptions: bool = False,
+        max_in_flight: int = MAX_IN_FLIGHT,
+    ) -> list[Output | MmError]:
+        """Every request, results in input order, each its own accept or reject.
+
+        The I/O of up to ``max_in_flight`` later requests runs (on threads of its own)
+        while an earlier one is processed, so memory stays bounded by that many fetched
+        requests. With ``return_exceptions`` a rejected request gives its ``MmError`` in
+        its place; otherwise the first rejection (in input order) is raised and the rest
+        are abandoned. Inline mode (``MM_FRAMEWORK_THREADS=inline``) starts no thread: it
+        is a plain loop.
+        """
+        inputs = list(inputs)
+        ahead = check_int(max_in_flight, "max_in_flight", minimum=1)
+        if par.threads() == "inline":
+            return [
+                self._one_of_many(functools.partial(self._fetch, inp), inp, tokenize, return_exceptions)
+                for inp in inputs
+            ]
+        out: list[Output | MmError] = []
+        with ThreadPoolExecutor(ahead, thread_name_prefix="mm-prefetch") as io:
+            fetches: list[Future[tuple[list[Resolved], list[float]]]] = []
+            try:
+                for k, inp in enumerate(inputs):
+                    while len(fetches) < min(len(inputs), k + ahead):
+                        fetches.append(io.submit(self._fetch, inputs[len(fetches)]))
+                    out.append(self._one_of_many(fetches[k].result, inp, tokenize, return_exceptions))
+            finally:
+                for f in fetches:
+                    f.cancel()
+        return out
+
+    def _one_of_many(self, fetched: Any, inp: MmInput, tokenize: Tokenize | None, keep: bool) -> Output | MmError:
+        try:
+            resolved, times = fetched()
+            return driver.run(self._plan, inp, resolved, tokenize, times)
+        except MmError as e:
+            if keep:
+                return e
+            raise
+
+    async def process_many_async(
+        self,
+        inputs: Iterable[MmInput],
+        *,
+        tokenize: Tokenize | None = None,
+        return_exceptions: bool = False,
+        max_in_flight: int = MAX_IN_FLIGHT,
+    ) -> list[Output | MmError]:
+        """:meth:`process_many` for coroutines: at most ``max_in_flight`` requests run at
+        once; results in input order; the event loop is never blocked."""
+        inputs = list(inputs)
+        gate = asyncio.Semaphore(check_int(max_in_flight, "max_in_flight", minimum=1))
+
+        async def one(inp: MmInput) -> Output | MmError:
+            async with gate:
+                try:
+                    return await self.process_async(inp, tokenize=tokenize)
+                except MmError as e:
+                    if return_exceptions:
+                        return e
+                    raise
+
+        tasks = [asyncio.ensure_future(one(inp)) for inp in inputs]
+        try:
+            return [await task for task in tasks]
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
 
     def num_media_tokens(self, width: int, height: int) -> int:
         """Tokens one ``width`` x ``height`` image expands to, without any pixels."""
@@ -98,12 +211,20 @@ class Pipeline:
         return self._plan.hooks.model_kwargs(out.items)
 
 
-def _rebuild(spec: dict[str, Any], limits: Limits, policy: FetchPolicy | None) -> Pipeline:
-    return Pipeline(spec, limits=limits, fetch_policy=policy)
+def _rebuild(spec: dict[str, Any], limits: Limits, policy: FetchPolicy | None, cache: FeatureCache | None) -> Pipeline:
+    return Pipeline(spec, limits=limits, fetch_policy=policy, cache=cache)
 
 
 def pipeline_from_spec(
-    spec: str | bytes | Mapping[str, Any], *, limits: Limits | None = None, fetch_policy: FetchPolicy | None = None
+    spec: str | bytes | Mapping[str, Any],
+    *,
+    limits: Limits | None = None,
+    fetch_policy: FetchPolicy | None = None,
+    cache: FeatureCache | None = None,
 ) -> Pipeline:
-    """Build a pipeline from ``{"family": ..., **resolved params}`` (a dict or JSON text)."""
-    return Pipeline(spec, limits=limits, fetch_policy=fetch_policy)
+    """Build a pipeline from ``{"family": ..., **resolved params}`` (a dict or JSON text).
+
+    ``cache``: a :class:`~.cache.FeatureCache` (shareable by several pipelines) that keeps
+    processed items by content; none by default.
+    """
+    return Pipeline(spec, limits=limits, fetch_policy=fetch_policy, cache=cache)

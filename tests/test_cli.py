@@ -45,6 +45,6 @@ def test_plugins_and_tokens(toy, capsys):
     assert main(["plugins"]) == 0
     text = capsys.readouterr().out
     assert "toy  (<in-process plugin toy-plugin>)" in text and "presets: toy_default" in text
-    assert "hooks: mm_capabilities, mm_layout, mm_num_media_tokens, mm_positions, mm_process_item" in text
+    assert "hooks: mm_capabilities, mm_layout, mm_num_media_tokens, mm_plan_item, mm_positions, mm_process_item" in text
     assert main(["tokens", "--spec", "toy_default", "9", "13"]) == 0
     assert capsys.readouterr().out.strip() == "6"

@@ -58,7 +58,7 @@ def suite(pytester, family="toy", expected=None, golden=None):
 def test_conforming_family_passes(pytester):
     suite(pytester)
     result = pytester.runpytest_subprocess("-q", "-rs")
-    result.assert_outcomes(passed=19, skipped=1)
+    result.assert_outcomes(passed=20, skipped=1)
     result.stdout.fnmatch_lines(["*this family declares no golden_dir*"])
 
 
@@ -78,14 +78,14 @@ def test_declared_deviation_becomes_strict_xfail(pytester):
         "test_layout_spans_match_token_counts": "same reason",
     })
     result = pytester.runpytest_subprocess("-q", "-rx")
-    result.assert_outcomes(passed=16, skipped=1, xfailed=3)
+    result.assert_outcomes(passed=17, skipped=1, xfailed=3)
     result.stdout.fnmatch_lines(["*declared deviation: counts include a separator token*"])
 
 
 def test_stale_declared_deviation_fails(pytester):
     suite(pytester, expected={"test_empty_image_is_rejected": "no longer true"})
     result = pytester.runpytest_subprocess("-q")
-    result.assert_outcomes(passed=18, skipped=1, failed=1)
+    result.assert_outcomes(passed=19, skipped=1, failed=1)
     result.stdout.fnmatch_lines(["*XPASS(strict)*declared deviation: no longer true*"])
 
 
@@ -132,17 +132,17 @@ def test_golden_replay_and_update(pytester):
     case = golden_suite(pytester)
     doc = json.loads(case.read_text())
     assert doc["expected"]["offsets"] == [[1, 15], [17, 76]] and len(doc["expected"]["hashes"]) == 2
-    pytester.runpytest_subprocess("-q").assert_outcomes(passed=20)
+    pytester.runpytest_subprocess("-q").assert_outcomes(passed=21)
 
     doc["expected"]["features"][1]["blake3"] = "0" * 64
     case.write_text(json.dumps(doc))
     result = pytester.runpytest_subprocess("-q")
-    result.assert_outcomes(passed=19, failed=1)
+    result.assert_outcomes(passed=20, failed=1)
     result.stdout.fnmatch_lines(["*golden case two_images: stage 'feature[[]1[]]' differs*"])
 
-    pytester.runpytest_subprocess("-q", "--mm-update-goldens").assert_outcomes(passed=20)
+    pytester.runpytest_subprocess("-q", "--mm-update-goldens").assert_outcomes(passed=21)
     assert json.loads(case.read_text())["expected"]["features"][1]["blake3"] != "0" * 64
-    pytester.runpytest_subprocess("-q").assert_outcomes(passed=20)
+    pytester.runpytest_subprocess("-q").assert_outcomes(passed=21)
 
 
 def test_plugin_is_inert_for_other_test_modules(pytester):

@@ -160,7 +160,7 @@ def test_presets_and_family_listing(toy):
 
 def test_family_hooks_listing(toy_pipe):
     assert toy_pipe.hooks.implemented() == [
-        "mm_capabilities", "mm_layout", "mm_num_media_tokens", "mm_positions", "mm_process_item",
+        "mm_capabilities", "mm_layout", "mm_num_media_tokens", "mm_plan_item", "mm_positions", "mm_process_item",
     ]
 
 
@@ -199,4 +199,4 @@ def test_family_without_token_count_is_unsupported(toy_site):
         except mmf.UnsupportedError as e:
             print(json.dumps(str(e)))
     """)
-    assert out == "family 'nocount' does not count tokens without pixels"
+    assert out == "family 'nocount' does not implement mm_num_media_tokens (no token counts without pixels)"

@@ -53,6 +53,7 @@ class ToyFamily:
             feature=mmf.Tensor.f32(feat),
             aux={"grid": mmf.Tensor.i64([1, gh, gw])},
             geometry=mmf.Grid(1, gh, gw),
+            size=(media.width, media.height),
         )
 
     @mmf.hookimpl
@@ -81,6 +82,10 @@ class ToyFamily:
     def mm_num_media_tokens(self, width: int, height: int) -> int:
         gh, gw = self.grid(width, height)
         return gh * gw
+
+    @mmf.hookimpl
+    def mm_plan_item(self, width: int, height: int) -> mmf.ItemPlan:
+        return mmf.ItemPlan(mmf.Grid(1, *self.grid(width, height)), (width, height))
 
 
 class ToyPlugin:

@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from mm_framework import (
-    DecodedImage, DecodeOptions, Grid, OutputItem, ProcessedItem, Tensor, TokenLayout, decode_rgb, hookimpl,
+    DecodedImage, DecodeOptions, Grid, ItemPlan, OutputItem, ProcessedItem, Tensor, TokenLayout, decode_rgb, hookimpl,
     layout_by_placeholder, take_source,
 )
 
@@ -83,6 +83,7 @@ class InklingFamily:
             feature=Tensor.bf16(bits),
             aux={"patch_grid": Tensor.i64([nph, npw]), "image_size": Tensor.i64([h, w])},
             geometry=Grid(1, nph, npw),
+            size=(w, h),
         )
 
     @hookimpl
@@ -91,9 +92,14 @@ class InklingFamily:
 
     @hookimpl
     def mm_num_media_tokens(self, width: int, height: int) -> int:
+        grid = self.mm_plan_item(width, height).geometry
+        return grid.h * grid.w
+
+    @hookimpl
+    def mm_plan_item(self, width: int, height: int) -> ItemPlan:
         w, h = rescaled_size(width, height, self.rescale_frac, self.rescale_cap)
         nph, npw = patch_grid(h, w, self.patch_size)
-        return nph * npw
+        return ItemPlan(Grid(1, nph, npw), (w, h))
 
     @hookimpl
     def mm_model_kwargs(self, items: Sequence[OutputItem]) -> dict[str, np.ndarray]:

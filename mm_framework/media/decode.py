@@ -29,6 +29,27 @@ _OBJECT_REPR = re.compile(r"\s*<[\w.]+ object at 0x[0-9a-f]+>")
 _DEEP_MODES = frozenset({"I", "F", "I;16", "I;16B", "I;16L", "I;16N", "I;16S", "I;32", "I;32B", "I;32L"})
 
 
+# Formats outside the allowlist, told apart by their magic bytes (never by running their
+# decoders), so a refusal says "unsupported format TIFF" rather than "cannot identify".
+_MAGIC = (
+    (b"II*\x00", "TIFF"), (b"MM\x00*", "TIFF"), (b"8BPS", "PSD"), (b"\x00\x00\x01\x00", "ICO"),
+    (b"\x00\x00\x02\x00", "CUR"), (b"\x00\x00\x00\x0cjP  ", "JPEG 2000"), (b"\xff\x4f\xff\x51", "JPEG 2000"),
+    (b"%PDF", "PDF"), (b"%!PS", "PostScript"), (b"<svg", "SVG"), (b"<?xml", "XML/SVG"), (b"qoif", "QOI"),
+    (b"DDS ", "DDS"), (b"icns", "ICNS"), (b"\x76\x2f\x31\x01", "OpenEXR"),
+)
+_FTYP = {b"heic": "HEIC", b"heix": "HEIC", b"mif1": "HEIF", b"avif": "AVIF", b"avis": "AVIF"}
+
+
+def sniff_format(data: bytes) -> str | None:
+    """The name of a known image format ``data`` starts like, among those not decoded here."""
+    for magic, name in _MAGIC:
+        if data.startswith(magic):
+            return name
+    if data[4:8] == b"ftyp":
+        return _FTYP.get(data[8:12])
+    return None
+
+
 def open_image(data: bytes, *, max_pixels: int | None, formats: tuple[str, ...] | None = None) -> Image.Image:
     """Open ``data`` and check its declared size; no pixels are decoded yet."""
     try:
@@ -38,6 +59,10 @@ def open_image(data: bytes, *, max_pixels: int | None, formats: tuple[str, ...] 
         # MAX_IMAGE_PIXELS); same verdict as ours, from the header alone.
         raise LimitExceededError(f"image above the pixel limit: {e}") from None
     except Exception as e:  # Pillow signals bad data with many exception types
+        known = sniff_format(data)
+        if known is not None:
+            allowed = ", ".join(formats or ())
+            raise MediaError(f"image decode: unsupported format {known} (accepted: {allowed})") from None
         raise MediaError(f"image decode: {_describe(e)}") from None
     w, h = im.size
     if w <= 0 or h <= 0:
@@ -52,6 +77,20 @@ def image_size(data: bytes) -> tuple[int, int]:
     return open_image(data, max_pixels=None).size
 
 
+# EXIF orientations that turn the image a quarter (width and height swap).
+QUARTER_TURNS = frozenset({5, 6, 7, 8})
+
+
+def decoded_size(data: bytes, options: DecodeOptions) -> tuple[int, int]:
+    """``(width, height)`` :func:`decode_rgb` would give, from the header alone (limits
+    and formats checked as there); the EXIF orientation counts when it is applied."""
+    im = open_image(check_bytes(data), max_pixels=options.max_pixels, formats=options.formats)
+    w, h = im.size
+    if options.exif_transpose and im.getexif().get(0x0112) in QUARTER_TURNS:
+        return h, w
+    return w, h
+
+
 def decode_rgb(data: bytes, options: DecodeOptions = DecodeOptions(), *, keep_source: bool = False) -> DecodedImage:
     """Decode to RGB u8: first frame only, EXIF transpose and alpha as ``options`` say.
 
@@ -63,6 +102,11 @@ def decode_rgb(data: bytes, options: DecodeOptions = DecodeOptions(), *, keep_so
     array was exported from, for a family that resizes with Pillow (see :func:`take_source`).
     """
     im = open_image(check_bytes(data), max_pixels=options.max_pixels, formats=options.formats)
+    return pil_to_rgb(im, options, keep_source=keep_source)
+
+
+def pil_to_rgb(im: Image.Image, options: DecodeOptions, *, keep_source: bool = False) -> DecodedImage:
+    """:func:`decode_rgb` after opening: a Pillow image (lazy or loaded) to RGB u8."""
     try:
         im.load()
         if im.mode in _DEEP_MODES:

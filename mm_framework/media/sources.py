@@ -21,7 +21,11 @@ anything else         ``base64``  strict base64 of the whole string
 ====================  ==========  ====================================================
 
 So a bare base64 JPEG (``/9j/...``) is read as a path: send JPEG payloads as ``data:``
-URLs. Bytes sources are taken as they are.
+URLs, and a relative path string is read as base64 too (as by the reference; its error
+says to pass an absolute path or a ``pathlib.Path``). Besides strings: bytes-like sources
+are taken as they are (a private copy of mutable buffers); a ``pathlib.Path`` is a path
+(relative to the working directory); a ``PIL.Image.Image`` or a uint8 array is an item
+given as pixels (:mod:`.decoded`).
 
 Limits: every source is capped at ``Limits.max_source_bytes`` and all sources of one
 request share one :class:`ByteBudget` of ``Limits.max_request_bytes``. Bodies are
@@ -45,12 +49,18 @@ from __future__ import annotations
 
 import asyncio
 import binascii
+import os
 import re
+import time
 from collections.abc import Awaitable, Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeVar, Union
+
+import numpy as np
+from PIL import Image
 
 from ..errors import InvalidInputError, LimitExceededError, MediaError, MmError
 from ..limits import Limits
+from .decoded import DecodedSource, take_decoded
 from .files import read_file
 from .http import http_get, http_get_async
 from .policy import DEFAULT_POLICY, HTTP_FORMS, ByteBudget, FetchPolicy, check_form, shown_source, source_form, take_bytes
@@ -147,46 +157,89 @@ def _fetch_local(source: str, form: str, max_bytes: int, budget: ByteBudget, pol
         if not comma:
             raise MediaError("media fetch: malformed data: URL (no comma before the payload)")
         return _decode_base64(payload, "data: URL", max_bytes, budget)
-    return _decode_base64(source, "base64 source", max_bytes, budget)
+    try:
+        return _decode_base64(source, "base64 source", max_bytes, budget)
+    except MediaError as e:
+        if _looks_like_a_path(source):
+            raise MediaError(
+                f"{e.cause} (read as base64, as the reference reads any string that is not a URL or an "
+                f"absolute path: pass an absolute path or a pathlib.Path)"
+            ) from None
+        raise
+
+
+def _looks_like_a_path(text: str) -> bool:
+    """A relative file name: a '.' (never in base64), or an existing file's name."""
+    if len(text) > 4096:
+        return False
+    return "." in text or os.path.exists(text)
 
 
 # --------------------------------------------------------------------------- entry points
 
 
-def _resolve_one(src: Any, max_bytes: int, budget: ByteBudget, policy: FetchPolicy) -> bytes:
-    if isinstance(src, str):
-        form = source_form(src)
-        check_form(form, policy)
-        if form in HTTP_FORMS:
-            return http_get(src, max_bytes, budget, policy)
-        return _fetch_local(src, form, max_bytes, budget, policy)
+Resolved = Union[bytes, DecodedSource]
+
+
+def _inline(src: Any, limits: Limits, budget: ByteBudget, policy: FetchPolicy) -> Resolved | None:
+    """Sources that need no I/O, resolved here; None for the string and path forms."""
     if isinstance(src, (bytes, bytearray, memoryview)):
-        return take_bytes(src, max_bytes, budget)
-    raise InvalidInputError(f"unsupported source type {type(src).__name__}; expected bytes or str")
+        return take_bytes(src, limits.max_source_bytes, budget)
+    if isinstance(src, (Image.Image, np.ndarray)):
+        return take_decoded(src, limits.max_image_pixels, budget)
+    if not isinstance(src, (str, os.PathLike)):
+        raise InvalidInputError(f"unsupported source type {type(src).__name__}")
+    return None
+
+
+def _form_of(src: str | os.PathLike[str], policy: FetchPolicy) -> tuple[str, str]:
+    """``(source string, form)``, the form allowed by the policy. A ``Path`` is a path."""
+    if isinstance(src, os.PathLike):
+        src, form = os.path.abspath(os.fspath(src)), "path"
+    else:
+        form = source_form(src)
+    check_form(form, policy)
+    return src, form
+
+
+def _resolve_one(src: Any, limits: Limits, budget: ByteBudget, policy: FetchPolicy) -> Resolved:
+    done = _inline(src, limits, budget, policy)
+    if done is not None:
+        return done
+    text, form = _form_of(src, policy)
+    if form in HTTP_FORMS:
+        return http_get(text, limits.max_source_bytes, budget, policy)
+    return _fetch_local(text, form, limits.max_source_bytes, budget, policy)
 
 
 def resolve_sources(
-    sources: Sequence[bytes | str], *, limits: Limits, policy: FetchPolicy | None = None
-) -> list[bytes]:
+    sources: Sequence[Any], *, limits: Limits, policy: FetchPolicy | None = None, times: list[float] | None = None
+) -> list[Resolved]:
     """Resolve every source inline on the caller's thread, sequentially, in input order.
 
-    The first failure rejects the request, attributed to its item index.
+    The first failure rejects the request, attributed to its item index. ``times``, when
+    given, receives each source's milliseconds.
     """
     policy = DEFAULT_POLICY if policy is None else policy
     budget = ByteBudget(limits.max_request_bytes)
-    out: list[bytes] = []
+    out: list[Resolved] = []
     for i, src in enumerate(sources):
+        t0 = time.perf_counter()
         try:
-            out.append(_resolve_one(src, limits.max_source_bytes, budget, policy))
+            out.append(_resolve_one(src, limits, budget, policy))
         except MmError as e:
             raise e.at_item(i) from None
+        if times is not None:
+            times.append((time.perf_counter() - t0) * 1000.0)
     return out
 
 
 def fetch_bytes(source: str) -> bytes:
     """One source with the default policy and a budget of exactly one source cap (64 MiB)."""
-    cap = Limits().max_source_bytes
-    return _resolve_one(source, cap, ByteBudget(cap), DEFAULT_POLICY)
+    limits = Limits()
+    data = _resolve_one(source, limits, ByteBudget(limits.max_source_bytes), DEFAULT_POLICY)
+    assert isinstance(data, bytes)
+    return data
 
 
 async def _all_or_first_error(jobs: Sequence[Awaitable[T]]) -> list[T]:
@@ -207,8 +260,8 @@ async def _all_or_first_error(jobs: Sequence[Awaitable[T]]) -> list[T]:
 
 
 async def resolve_sources_async(
-    sources: Sequence[bytes | str], *, limits: Limits, policy: FetchPolicy | None = None
-) -> list[bytes]:
+    sources: Sequence[Any], *, limits: Limits, policy: FetchPolicy | None = None, times: list[float] | None = None
+) -> list[Resolved]:
     """Like :func:`resolve_sources`, concurrently and without blocking the event loop.
 
     At most :data:`ASYNC_CONCURRENCY` sources are fetched at once. The budget is shared,
@@ -219,17 +272,29 @@ async def resolve_sources_async(
     cap = limits.max_source_bytes
     gate = asyncio.Semaphore(ASYNC_CONCURRENCY)
 
-    async def one(i: int, src: Any) -> bytes:
+    took = [0.0] * len(sources)
+
+    async def one(i: int, src: Any) -> Resolved:
+        t0 = time.perf_counter()
         try:
-            if not isinstance(src, str):
-                return _resolve_one(src, cap, budget, policy)
-            form = source_form(src)
-            check_form(form, policy)
-            async with gate:
-                if form in HTTP_FORMS:
-                    return await http_get_async(src, cap, budget, policy)
-                return await asyncio.to_thread(_fetch_local, src, form, cap, budget, policy)
+            return await fetch(src)
         except MmError as e:
             raise e.at_item(i) from None
+        finally:
+            took[i] = (time.perf_counter() - t0) * 1000.0
 
-    return await _all_or_first_error([one(i, src) for i, src in enumerate(sources)])
+    async def fetch(src: Any) -> Resolved:
+        if isinstance(src, (bytes, bytearray, memoryview)):
+            return take_bytes(src, cap, budget)
+        if not isinstance(src, (str, os.PathLike)):  # pixels: a copy, off the loop
+            return await asyncio.to_thread(_inline, src, limits, budget, policy)
+        text, form = _form_of(src, policy)
+        async with gate:
+            if form in HTTP_FORMS:
+                return await http_get_async(text, cap, budget, policy)
+            return await asyncio.to_thread(_fetch_local, text, form, cap, budget, policy)
+
+    out = await _all_or_first_error([one(i, src) for i, src in enumerate(sources)])
+    if times is not None:
+        times.extend(took)
+    return out

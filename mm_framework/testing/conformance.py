@@ -30,8 +30,8 @@ import pytest
 
 from .. import par
 from .. import (
-    LayoutError, LimitExceededError, Limits, MediaError, MmInput, MRope, Output, Rope1D, SpecError, apply_layout,
-    content_hash, pipeline_from_spec,
+    LayoutError, LimitExceededError, Limits, MediaError, MmInput, MRope, Output, Rope1D, SpecError, UnsupportedError,
+    apply_layout, content_hash, pipeline_from_spec,
 )
 from . import golden
 
@@ -326,7 +326,23 @@ class FamilyConformance:
         assert sorted(got) == sorted(want) == sorted(pipeline.model_kwargs(out))
         for name in want:
             assert got[name].dtype == want[name].dtype and got[name].tobytes() == want[name].tobytes(), name
-        assert "\n" not in repr(out) and len(repr(out)) < 400
+        lines = repr(out).splitlines()
+        assert len(lines) == 1 + len(out.items) and all(len(line) < 300 for line in lines), repr(out)
+
+    def test_count_tokens_matches_processing(self, pipeline, sample_images, prompt_for):
+        ids = prompt_for(len(sample_images))
+        full = self._run(pipeline, sample_images, ids)
+        try:
+            counted = pipeline.count_tokens(MmInput(images=sample_images, input_ids=ids))
+        except UnsupportedError:
+            pytest.skip("this family has no mm_plan_item: no token counts without pixels")
+        assert np.array_equal(counted.input_ids, full.input_ids) and counted.offsets == full.offsets
+        assert counted.positions == full.positions
+        for i, (c, f) in enumerate(zip(counted.items, full.items, strict=True)):
+            assert c.feature is None and (c.hash, c.geometry, c.size, c.processed_size) == (
+                f.hash, f.geometry, f.size, f.processed_size
+            ), f"item {i}: count {c!r} != processed {f!r}"
+            assert f.size is not None and f.processed_size is not None, f"item {i}: sizes missing: {f!r}"
 
     def test_model_kwargs(self, pipeline, sample_images, prompt_for):
         kwargs = self._run(pipeline, sample_images, prompt_for(len(sample_images))).model_kwargs()

@@ -37,7 +37,8 @@ import attrs
 import numpy as np
 from blake3 import blake3
 
-from ..carriers import MmInput, MRope, Output, Tensor
+from ..carriers import MRope, Tensor
+from ..request import MmInput, Output
 
 ImageSource = Callable[[str], bytes]
 SHORT_IDS = 64

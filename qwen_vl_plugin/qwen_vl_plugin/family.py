@@ -92,6 +92,7 @@ class QwenVlFamily:
             feature=mmf.Tensor(pixel_values, "f32"),
             aux={"image_grid_thw": mmf.Tensor.i64([1, gh, gw])},
             geometry=mmf.Grid(1, gh, gw),
+            size=(rgb.shape[1], rgb.shape[0]),
         )
 
     @mmf.hookimpl
@@ -109,6 +110,10 @@ class QwenVlFamily:
     @mmf.hookimpl
     def mm_num_media_tokens(self, width: int, height: int) -> int:
         return self.tokens(self.grid(width, height))
+
+    @mmf.hookimpl
+    def mm_plan_item(self, width: int, height: int) -> mmf.ItemPlan:
+        return mmf.ItemPlan(self.grid(width, height), self.target_size(width, height))
 
     @mmf.hookimpl
     def mm_model_kwargs(self, items: Sequence[mmf.OutputItem]) -> dict[str, np.ndarray]:

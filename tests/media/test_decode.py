@@ -76,11 +76,20 @@ def test_deep_modes_rejected(mode, value):
         decode_rgb(data, mmf.DecodeOptions(formats=("PNG", "TIFF")))
 
 
-def test_formats_outside_the_allowlist_are_refused():
-    tiff = encode(RGB, "TIFF")
+@pytest.mark.parametrize("fmt, name", [("TIFF", "TIFF"), ("ICO", "ICO"), ("PDF", "PDF")])
+def test_formats_outside_the_allowlist_are_refused_by_name(fmt, name):
+    data = encode(RGB, fmt)
+    with pytest.raises(mmf.MediaError, match=f"image decode: unsupported format {name} \\(accepted: JPEG, PNG, WEBP, GIF, BMP\\)"):
+        decode_rgb(data)
+
+
+def test_an_allowed_format_opens_once_listed():
+    assert decode_rgb(encode(RGB, "TIFF"), mmf.DecodeOptions(formats=("TIFF",))).rgb.shape == (4, 6, 3)
+
+
+def test_unknown_bytes_keep_pillows_message():
     with pytest.raises(mmf.MediaError, match="image decode: cannot identify image file"):
-        decode_rgb(tiff)
-    assert decode_rgb(tiff, mmf.DecodeOptions(formats=("TIFF",))).rgb.shape == (4, 6, 3)
+        decode_rgb(b"GIF87a-but-not-really" + bytes(10))
 
 
 @pytest.mark.parametrize("data", [b"", b"hello world", b"<html></html>", b"\x89PNG\r\n\x1a\n" + b"\0" * 20])

@@ -82,7 +82,9 @@ class InternVlFamily:
         resize_to_tiles(image, grid.cols, grid.rows, size, feature[: grid.blocks])
         if grid.thumbnail:
             resize_to_tiles(image, 1, 1, size, feature[grid.blocks :])
-        return mmf.ProcessedItem(feature=mmf.Tensor(feature, "f32"), geometry=mmf.Tiles(grid.tiles))
+        return mmf.ProcessedItem(
+            feature=mmf.Tensor(feature, "f32"), geometry=mmf.Tiles(grid.tiles), size=self._canvas(grid)
+        )
 
     @mmf.hookimpl
     def mm_layout(self, input_ids: np.ndarray, geometries: Sequence[Any]) -> mmf.TokenLayout:
@@ -96,6 +98,11 @@ class InternVlFamily:
     @mmf.hookimpl
     def mm_num_media_tokens(self, width: int, height: int) -> int:
         return self.tokens(self.grid(width, height).tiles)
+
+    @mmf.hookimpl
+    def mm_plan_item(self, width: int, height: int) -> mmf.ItemPlan:
+        grid = self.grid(width, height)
+        return mmf.ItemPlan(mmf.Tiles(grid.tiles), self._canvas(grid))
 
     @mmf.hookimpl
     def mm_model_kwargs(self, items: Sequence[mmf.OutputItem]) -> dict[str, np.ndarray]:
@@ -116,6 +123,10 @@ class InternVlFamily:
         }
 
     # -- helpers ------------------------------------------------------------------
+
+    def _canvas(self, grid: TileGrid) -> tuple[int, int]:
+        """``(width, height)`` the image is resized to before it is cut into tiles."""
+        return grid.cols * self.spec.image_size, grid.rows * self.spec.image_size
 
     def _pattern(self, n: int) -> mmf.Explicit:
         s = self.spec

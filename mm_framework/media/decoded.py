@@ -1,0 +1,99 @@
+"""Items given as pixels: a ``PIL.Image.Image`` or a ``uint8`` numpy array.
+
+They skip fetching and decoding, but not the limits (pixels, the request's byte budget)
+nor the family's conversion: a PIL image goes through the same ``pil_to_rgb`` as a
+decoded file (the family's alpha handling; EXIF orientation only when the spec asks), as
+transformers treats a PIL object. Arrays are ``[H, W, 3]`` RGB or ``[H, W]`` grey (grey is
+replicated, as Pillow's ``L`` to ``RGB``).
+
+The content hash of a decoded item is blake3 in key-derivation mode (its own context
+string, so it can never equal the plain blake3 of any encoded source) over the mode, the
+size, the EXIF orientation, the palette and transparency when present, and the pixel
+bytes. Each item is copied when the request is taken, so a caller changing its image
+afterwards changes nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+import numpy as np
+from blake3 import blake3
+from PIL import Image
+
+from ..carriers import DecodedImage, DecodeOptions
+from ..errors import LimitExceededError, MediaError
+from .decode import QUARTER_TURNS, pil_to_rgb
+from .policy import ByteBudget
+
+HASH_CONTEXT = "mm_framework 2026-12 decoded image v1"
+
+
+@attrs.frozen(eq=False)
+class DecodedSource:
+    """One item given as pixels, copied, measured and hashed when the request was taken."""
+
+    image: Image.Image | np.ndarray = attrs.field(repr=False)
+    hash: int
+    width: int
+    height: int
+
+    def size(self, options: DecodeOptions) -> tuple[int, int]:
+        """``(width, height)`` after the family's conversion (EXIF may turn it)."""
+        if isinstance(self.image, Image.Image) and options.exif_transpose:
+            return decoded_size_of_pil(self.image)
+        return self.width, self.height
+
+    def to_rgb(self, options: DecodeOptions) -> DecodedImage:
+        if isinstance(self.image, np.ndarray):
+            rgb = self.image if self.image.ndim == 3 else np.repeat(self.image[:, :, None], 3, axis=2)
+            return DecodedImage(rgb=rgb)
+        return pil_to_rgb(self.image, options)
+
+
+def decoded_size_of_pil(im: Image.Image) -> tuple[int, int]:
+    w, h = im.size
+    return (h, w) if im.getexif().get(0x0112) in QUARTER_TURNS else (w, h)
+
+
+def _hash(mode: str, size: tuple[int, int], extra: bytes, pixels: Any) -> int:
+    h = blake3(derive_key_context=HASH_CONTEXT)
+    h.update(f"{mode}\0{size[0]}x{size[1]}\0".encode())
+    h.update(extra)
+    h.update(pixels)
+    return int.from_bytes(h.digest(8), "big")
+
+
+def _from_array(arr: np.ndarray) -> tuple[np.ndarray, str]:
+    if arr.dtype != np.uint8 or not (arr.ndim == 2 or (arr.ndim == 3 and arr.shape[2] == 3)):
+        raise MediaError(f"decoded image: expected a uint8 array [H, W, 3] (RGB) or [H, W] (grey), got {arr.dtype} {arr.shape}")
+    if arr.shape[0] == 0 or arr.shape[1] == 0:
+        raise MediaError(f"decoded image: empty image ({arr.shape[1]}x{arr.shape[0]})")
+    out = np.array(arr, dtype=np.uint8, order="C", copy=True)
+    out.flags.writeable = False
+    return out, "RGB" if arr.ndim == 3 else "L"
+
+
+def take_decoded(src: Image.Image | np.ndarray, max_pixels: int, budget: ByteBudget) -> DecodedSource:
+    """``src`` as a :class:`DecodedSource`, after the pixel limit and the byte budget."""
+    if isinstance(src, np.ndarray):
+        h, w = src.shape[:2] if src.ndim >= 2 else (0, 0)
+    else:
+        w, h = src.size
+    if w * h > max_pixels:
+        raise LimitExceededError(f"image is {w}x{h} = {w * h} pixels, above the limit of {max_pixels}")
+    if isinstance(src, np.ndarray):
+        image, mode = _from_array(src)
+        nbytes, extra, pixels = image.nbytes, b"", image.data
+    else:
+        if w <= 0 or h <= 0:
+            raise MediaError(f"decoded image: empty image ({w}x{h})")
+        image, mode = src.copy(), src.mode
+        pixels = image.tobytes()
+        palette = image.palette.tobytes() if image.palette is not None and mode in ("P", "PA") else b""
+        extra = f"{image.getexif().get(0x0112, 1)}\0{image.info.get('transparency')!r}\0".encode() + palette
+        nbytes = len(pixels)
+    if not budget.claim(nbytes):
+        raise LimitExceededError(f"decoded image of {nbytes} bytes exceeds the request media byte budget")
+    return DecodedSource(image=image, hash=_hash(mode, (w, h), extra, pixels), width=w, height=h)

@@ -1,0 +1,185 @@
+"""The request and its result: ``MmInput`` in, ``Output`` out, both plain values.
+
+An ``Output`` pickles and compares (``timings`` aside, which differ run to run); it carries
+the resolved spec of the pipeline that made it, so :meth:`Output.model_kwargs` finds the
+family again, also in another process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from typing import Any, Union
+
+import attrs
+import numpy as np
+from PIL import Image
+
+from .carriers import Geometry, Positions, Tensor, _readonly, _size
+from .errors import InvalidInputError
+
+# Encoded sources (str forms, bytes, paths) and decoded images (PIL, uint8 arrays).
+ImageSource = Union[bytes, bytearray, memoryview, str, "os.PathLike[str]", Image.Image, np.ndarray]
+_SOURCE_TYPES = (bytes, bytearray, memoryview, str, os.PathLike, Image.Image, np.ndarray)
+
+
+def _image_sources(value: Any) -> tuple[Any, ...]:
+    if isinstance(value, (bytes, bytearray, memoryview, str, os.PathLike, Image.Image, np.ndarray)):
+        raise InvalidInputError("images must be a sequence of sources, not a single source")
+    items = tuple(value)
+    for i, src in enumerate(items):
+        if not isinstance(src, _SOURCE_TYPES):
+            raise InvalidInputError(
+                f"unsupported source type {type(src).__name__}; expected bytes, str, a pathlib.Path, "
+                f"a PIL.Image.Image or a uint8 numpy array",
+                item=i,
+            )
+    return items
+
+
+def input_ids_array(value: Any, what: str = "input_ids") -> np.ndarray:
+    """``value`` as 1-D int64 ids; anything else is an ``InvalidInputError`` saying what it got."""
+    try:
+        arr = np.asarray(value)
+    except Exception as e:  # ragged lists and the like
+        raise InvalidInputError(f"{what} must be a 1-D sequence of integers, got {type(value).__name__}: {e}") from None
+    if arr.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    if arr.ndim != 1 or arr.dtype.kind not in "iu":
+        shown = type(value).__name__ if arr.dtype == object else f"{arr.dtype} {arr.shape}"
+        raise InvalidInputError(f"{what} must be a 1-D sequence of integers, got {shown}")
+    if arr.dtype.kind == "u" and arr.dtype.itemsize == 8 and int(arr.max()) > np.iinfo(np.int64).max:
+        raise InvalidInputError(f"{what} contain values beyond int64")
+    return np.ascontiguousarray(arr, dtype=np.int64)
+
+
+@attrs.frozen(eq=False)
+class MmInput:
+    """One request: media sources plus the prompt as ids (preferred) or text."""
+
+    images: tuple[ImageSource, ...] = attrs.field(converter=_image_sources)
+    input_ids: np.ndarray | None = attrs.field(
+        default=None, converter=lambda v: None if v is None else input_ids_array(v)
+    )
+    text: str | None = attrs.field(
+        default=None, validator=attrs.validators.optional(attrs.validators.instance_of(str))
+    )
+
+
+@attrs.frozen
+class ItemTimings:
+    """Milliseconds one item spent in each stage; ``cached`` when its features came from
+    the feature cache (or an identical item earlier in the request), so decode and process
+    did not run for it."""
+
+    fetch_ms: float
+    hash_ms: float
+    decode_ms: float
+    process_ms: float
+    cached: bool
+
+
+@attrs.frozen
+class Timings:
+    """Milliseconds per stage for one request. ``fetch``, ``hash``, ``decode`` and
+    ``process`` are sums over the items (work, which may overlap on several threads);
+    ``items`` gives them per item; ``total_ms`` is the request's wall time."""
+
+    fetch_ms: float
+    hash_ms: float
+    decode_ms: float
+    process_ms: float
+    layout_ms: float
+    positions_ms: float
+    total_ms: float
+    items: tuple[ItemTimings, ...] = attrs.field(converter=tuple)
+
+
+def _brief(t: Tensor | None) -> str:
+    if t is None:
+        return "no pixels"
+    return str(t.array.tolist()) if t.array.size <= 8 else f"{t.dtype}{list(t.shape)}"
+
+
+def _geometry(g: Geometry) -> str:
+    if g is None:
+        return "-"
+    fields = attrs.asdict(g) if attrs.has(type(g)) else {}
+    return type(g).__name__ + "(" + ", ".join(f"{k}={v}" for k, v in fields.items()) + ")"
+
+
+@attrs.frozen
+class OutputItem:
+    """One media item of the output, in input order.
+
+    ``size`` is the decoded ``(width, height)``, ``processed_size`` what the family
+    processed (after resizing or tiling), ``geometry`` the family's summary (a ``Grid``
+    or ``Tiles``). ``feature`` is ``None`` only in a token count
+    (:meth:`~mm_framework.Pipeline.count_tokens`).
+    """
+
+    feature: Tensor | None
+    aux: Mapping[str, Tensor] = attrs.field(converter=dict)
+    hash: int
+    modality: str = "image"
+    geometry: Geometry = None
+    size: tuple[int, int] | None = attrs.field(default=None, converter=_size)
+    processed_size: tuple[int, int] | None = attrs.field(default=None, converter=_size)
+
+    def __repr__(self) -> str:
+        aux = "".join(f" {k}={_brief(t)}" for k, t in self.aux.items())
+        sizes = "" if self.size is None else f" {self.size[0]}x{self.size[1]}"
+        if self.processed_size is not None:
+            sizes += f"->{self.processed_size[0]}x{self.processed_size[1]}"
+        return (
+            f"OutputItem({self.modality}{sizes} {_geometry(self.geometry)} {_brief(self.feature)}{aux} "
+            f"hash={self.hash:#018x})"
+        )
+
+
+@attrs.frozen(eq=False, repr=False)
+class Output:
+    """The accepted result of one request: a plain value that pickles and compares."""
+
+    input_ids: np.ndarray = attrs.field(converter=_readonly)
+    items: tuple[OutputItem, ...] = attrs.field(converter=tuple)
+    offsets: tuple[tuple[int, int], ...] = attrs.field(converter=lambda v: tuple((int(a), int(b)) for a, b in v))
+    positions: Positions
+    spec: str | None = None
+    timings: Timings | None = None
+
+    def model_kwargs(self, *, as_torch: bool = False) -> dict[str, Any]:
+        """The model runner's keyword tensors for this request, as the family defines them.
+
+        ``as_torch=True`` hands each array to torch without a copy (bf16 bits become
+        ``torch.bfloat16``); see :func:`mm_framework.to_torch`.
+        """
+        if self.spec is None:
+            raise InvalidInputError("this output was not produced by a pipeline")
+        if any(it.feature is None for it in self.items):
+            raise InvalidInputError("a token count has no pixels: use Pipeline.process for model inputs")
+        from .family import hooks_for
+        from .handoff import kwargs_to_torch
+
+        kwargs = hooks_for(self.spec).model_kwargs(self.items)
+        return kwargs_to_torch(kwargs, self.items) if as_torch else kwargs
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Output):
+            return NotImplemented
+        return np.array_equal(self.input_ids, other.input_ids) and (
+            self.items, self.offsets, self.positions, self.spec
+        ) == (other.items, other.offsets, other.positions, other.spec)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Output, (self.input_ids, self.items, self.offsets, self.positions, self.spec, self.timings))
+
+    def __repr__(self) -> str:
+        family = None if self.spec is None else json.loads(self.spec).get("family")
+        lines = [f"Output(family={family!r}, tokens={len(self.input_ids)}, positions={self.positions!r},"]
+        for i, (it, (s, e)) in enumerate(zip(self.items, self.offsets)):
+            lines.append(f"  item {i}: tokens {s}..{e} {it!r}")
+        return "\n".join(lines) + ")"
