@@ -42,7 +42,7 @@ def channel_norm(spec) -> kernels.ChannelNorm:
     programs = [[(np.divide, s / rescale), (np.subtract, m / s)]]
     if table.steps is not None:
         programs.append(list(table.steps))
-    return kernels.ChannelNorm(table.lut, programs)
+    return kernels.ChannelNorm.search(table.lut, programs)
 
 
 class Gemma3Family:
