@@ -21,6 +21,10 @@ def _nonneg(_inst: object, attr: attrs.Attribute, value: int) -> None:
     check_int(value, f"layout: {attr.name}", minimum=0, error=LayoutError)
 
 
+def _positive(_inst: object, attr: attrs.Attribute, value: int) -> None:
+    check_int(value, f"layout: {attr.name}", minimum=1, error=LayoutError)
+
+
 @attrs.frozen
 class Repeat:
     """``n`` copies of one placeholder id (Qwen style)."""
@@ -64,10 +68,17 @@ class Text:
 
 @attrs.frozen
 class Media:
-    """Replace one source token with media item ``item`` expanded by ``pattern``."""
+    """Replace ``span`` source tokens from the resume index with media item ``item``
+    expanded by ``pattern``.
+
+    ``span`` is 1 (the placeholder) unless the reference's tokenizer merges the expansion
+    with neighbouring tokens: then the family replaces those neighbours too and puts the
+    merged tokens in ``pattern`` (Gemma 3's newline runs, docs/families/gemma3.md §3).
+    """
 
     item: int = attrs.field(validator=_nonneg)
     pattern: Pattern = attrs.field(validator=attrs.validators.instance_of((Repeat, Explicit)))
+    span: int = attrs.field(default=1, validator=_positive)
 
 
 Segment = Union[Text, Media]
@@ -116,9 +127,10 @@ def apply_layout(src_ids: Sequence[int] | np.ndarray, layout: TokenLayout, n_ite
                 out_len += b - a
             continue
         item, pattern = seg.item, seg.pattern
-        if consumed >= n_src:
-            raise LayoutError(f"layout: media item {item} has no source placeholder at index {consumed}")
-        consumed += 1
+        if consumed + seg.span > n_src:
+            where = f"index {consumed}" if seg.span == 1 else f"indices {consumed}..{consumed + seg.span}"
+            raise LayoutError(f"layout: media item {item} has no source placeholder at {where}")
+        consumed += seg.span
         if isinstance(pattern, Repeat):
             start, n = out_len, pattern.n
             run = np.full(n, pattern.id, dtype=np.int64)

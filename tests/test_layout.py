@@ -120,3 +120,22 @@ def test_segments_are_validated_at_construction():
         Repeat(5, -1)
     with pytest.raises(LayoutError):
         TokenLayout(["not a segment"])
+
+
+def test_media_may_replace_its_neighbours_too():
+    # A tokenizer that merges the expansion with the token before it ("\n" + "\n\n" -> "\n\n\n"):
+    # the item replaces both source tokens and its pattern carries the merged one.
+    ids, offsets = expand([7, 10, 1, 9], [Text(0, 1), Media(0, Explicit([12, 90, 5, 5, 91], 2, 4), span=2), Text(3, 4)], 1)
+    assert ids == [7, 12, 90, 5, 5, 91, 9] and offsets == [(3, 4)]
+    ids, _ = expand([1, 10, 10], [Media(0, Repeat(5, 2), span=3)], 1)
+    assert ids == [5, 5]
+
+
+def test_media_span_is_validated():
+    with pytest.raises(LayoutError, match="layout: media item 0 has no source placeholder at indices 1..3"):
+        expand([7, 1], [Text(0, 1), Media(0, Repeat(5, 1), span=2)], 1)
+    with pytest.raises(LayoutError, match="layout: covers 2 of 3 source token"):
+        expand([7, 1, 9], [Text(0, 1), Media(0, Repeat(5, 1))], 1)
+    for bad in (0, -1, True, 1.5):
+        with pytest.raises(LayoutError, match="layout: span"):
+            Media(0, Repeat(5, 1), span=bad)

@@ -2,7 +2,7 @@
 
 ``resample`` names the reference the bytes must equal:
 
-- ``"pil_bicubic"`` / ``"pil_lanczos"``: Pillow's ``Image.resize(..., reducing_gap=None)``
+- ``"pil_bicubic"`` / ``"pil_lanczos"`` / ``"pil_bilinear"``: Pillow's ``Image.resize(..., reducing_gap=None)``
   on an ``RGB`` image. These call Pillow itself, so the result is whatever the installed
   Pillow does; Pillow 13 changed the bicubic pass order (docs/architecture.md, "Resize:
   Pillow"), so the reference is pinned together with the Pillow major version.
@@ -21,8 +21,12 @@ from ..errors import MediaError, SpecError
 from .aten import resize_aten_u8
 from .export import rgb_array
 
-RESAMPLERS = ("pil_bicubic", "pil_lanczos", "aten_u8")
-_PIL_FILTERS = {"pil_bicubic": Image.Resampling.BICUBIC, "pil_lanczos": Image.Resampling.LANCZOS}
+RESAMPLERS = ("pil_bicubic", "pil_lanczos", "pil_bilinear", "aten_u8")
+_PIL_FILTERS = {
+    "pil_bicubic": Image.Resampling.BICUBIC,
+    "pil_lanczos": Image.Resampling.LANCZOS,
+    "pil_bilinear": Image.Resampling.BILINEAR,
+}
 
 
 def check_resample(resample: str) -> str:

@@ -45,9 +45,9 @@ def test_fixture_provenance():
     v = FIXTURES["versions"]
     assert v["pillow"].startswith("13."), "Pillow 13 changed the bicubic pass order; fixtures must come from it"
     assert v["torchvision"].startswith("0.29.") and v["torch"].startswith("2.14.")
-    assert len(CASES) == 61 * 3
+    assert len(CASES) == 61 * 4
     assert {c["resample"] for c in CASES} == set(RESAMPLERS)
-    assert sum(c["name"].startswith("random_") for c in CASES) == 40 * 3
+    assert sum(c["name"].startswith("random_") for c in CASES) == 40 * 4
 
 
 @pytest.mark.parametrize("case", CASES, ids=[f"{c['name']}-{c['resample']}" for c in CASES])
@@ -191,6 +191,11 @@ def _pil_bicubic(x: float) -> float:
     return 0.0
 
 
+def _pil_bilinear(x: float) -> float:
+    x = abs(x)
+    return 1.0 - x if x < 1.0 else 0.0
+
+
 def _pil_lanczos(x: float) -> float:
     def sinc(v: float) -> float:
         return 1.0 if v == 0.0 else math.sin(v * math.pi) / (v * math.pi)
@@ -220,7 +225,11 @@ def _pil_pass(src: np.ndarray, axis: int, out_size: int, filt, support: float) -
 
 
 def _pil13_model(src: np.ndarray, out_w: int, out_h: int, resample: str) -> np.ndarray:
-    filt, support = {"pil_bicubic": (_pil_bicubic, 2.0), "pil_lanczos": (_pil_lanczos, 3.0)}[resample]
+    filt, support = {
+        "pil_bicubic": (_pil_bicubic, 2.0),
+        "pil_lanczos": (_pil_lanczos, 3.0),
+        "pil_bilinear": (_pil_bilinear, 1.0),
+    }[resample]
     in_h, in_w = src.shape[:2]
     passes = [(1, out_w), (0, out_h)]
     if (in_h - out_h) > 0 and (in_h - out_h) > 2 * (in_w - out_w):  # Pillow 13: vertical first
@@ -238,7 +247,7 @@ _rng = np.random.default_rng(2024)
 _MODEL_SIZES += [tuple(int(v) for v in _rng.integers(1, 48, 4)) for _ in range(12)]
 
 
-@pytest.mark.parametrize("resample", ["pil_bicubic", "pil_lanczos"])
+@pytest.mark.parametrize("resample", ["pil_bicubic", "pil_lanczos", "pil_bilinear"])
 @pytest.mark.parametrize("size", _MODEL_SIZES, ids=lambda s: "{}x{}-{}x{}".format(*s))
 def test_pil_resamplers_equal_the_pillow13_model(size, resample):
     h, w, th, tw = size

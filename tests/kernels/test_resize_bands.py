@@ -20,7 +20,11 @@ from mm_framework.kernels import resize
 from mm_framework.media.decode import rgb_array
 from mm_framework.kernels import pil_vertical_first, resize_rgb
 
-FILTERS = {"pil_bicubic": Image.Resampling.BICUBIC, "pil_lanczos": Image.Resampling.LANCZOS}
+FILTERS = {
+    "pil_bicubic": Image.Resampling.BICUBIC,
+    "pil_lanczos": Image.Resampling.LANCZOS,
+    "pil_bilinear": Image.Resampling.BILINEAR,
+}
 
 
 def _image(h: int, w: int, seed: int) -> np.ndarray:

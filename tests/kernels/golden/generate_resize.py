@@ -100,7 +100,11 @@ def resize_cases() -> list[tuple[str, int, int, int, int, int, str]]:
 def _pil_resize(src: np.ndarray, th: int, tw: int, resample: str) -> np.ndarray:
     from PIL import Image
 
-    filt = {"pil_bicubic": Image.Resampling.BICUBIC, "pil_lanczos": Image.Resampling.LANCZOS}[resample]
+    filt = {
+        "pil_bicubic": Image.Resampling.BICUBIC,
+        "pil_lanczos": Image.Resampling.LANCZOS,
+        "pil_bilinear": Image.Resampling.BILINEAR,
+    }[resample]
     return np.asarray(Image.fromarray(src).resize((tw, th), filt, reducing_gap=None))
 
 
@@ -118,7 +122,7 @@ def gen_resize() -> dict:
     out = []
     for name, h, w, th, tw, seed, pattern in resize_cases():
         src = source_image(h, w, seed, pattern)
-        for resample in ("pil_bicubic", "pil_lanczos", "aten_u8"):
+        for resample in ("pil_bicubic", "pil_lanczos", "pil_bilinear", "aten_u8"):
             res = _aten_resize(src, th, tw) if resample == "aten_u8" else _pil_resize(src, th, tw, resample)
             assert res.shape == (th, tw, 3) and res.dtype == np.uint8
             case = {

@@ -1,0 +1,153 @@
+"""The ``gemma3`` family processor: one still image in, transformers 5.24's tensors out.
+
+Per item (docs/families/gemma3.md §2): the decoded RGB image and, with pan-and-scan, its
+crops are each resized to ``height`` x ``width`` with Pillow's filter (the kernels'
+``pil_*`` resizers), then rescaled and normalized into one float32 CHW plane per channel
+through the :class:`~mm_framework.kernels.ChannelNorm` of transformers' PIL arithmetic.
+The feature is float32 ``[1 + crops, 3, height, width]`` with geometry ``Tiles(1 +
+crops)``; positions are 1-D. Everything that depends only on the spec (the norm, the
+expansion cores of every crop count, decode options) is built with the pipeline, so the
+per-item path allocates just the resized images and the feature.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+import mm_framework as mmf
+from mm_framework import kernels
+
+from .expansion import build_cores, layout
+from .pan_and_scan import Box, crop_boxes
+from .spec import parse_spec
+
+_F32 = np.float32
+
+
+def channel_norm(spec) -> kernels.ChannelNorm:
+    """transformers' rescale-then-normalize table; a disabled step is the identity.
+
+    Besides the table's own three-step program, ``v / (std / rescale) - mean / std`` is
+    offered: two float32 passes instead of three, kept only where ChannelNorm proves it
+    gives the table's bits on all 256 values (it does for Gemma's mean = std = 0.5).
+    """
+    mean, std = (spec.image_mean, spec.image_std) if spec.do_normalize else ((0.0,) * 3, (1.0,) * 3)
+    # x - 0 and x / 1 are exact in float32, and rescale 1 is f32(f64(v)) = v.
+    rescale = spec.rescale_factor if spec.do_rescale else 1.0
+    table = kernels.channel_norm_pil(mean, std, rescale)
+    m, s = np.asarray(mean, dtype=np.float64), np.asarray(std, dtype=np.float64)
+    programs = [[(np.divide, s / rescale), (np.subtract, m / s)]]
+    if table.steps is not None:
+        programs.append(list(table.steps))
+    return kernels.ChannelNorm.search(table.lut, programs)
+
+
+class Gemma3Family:
+    """The per-pipeline family object; immutable after construction, so thread-safe."""
+
+    def __init__(self, params: Mapping[str, Any]) -> None:
+        self.spec = parse_spec(params)
+        self._norm = channel_norm(self.spec)
+        self._cores = build_cores(self.spec)
+        self._decode_options = mmf.DecodeOptions(alpha=self.spec.alpha, exif_transpose=self.spec.exif_transpose)
+
+    # -- geometry -----------------------------------------------------------------
+
+    def crops(self, width: int, height: int) -> list[Box]:
+        """The pan-and-scan crop boxes of a ``width`` x ``height`` image (none when off)."""
+        s = self.spec
+        if not s.do_pan_and_scan:
+            return []
+        return crop_boxes(
+            width, height, s.pan_and_scan_min_crop_size, s.pan_and_scan_max_num_crops,
+            s.pan_and_scan_min_ratio_to_activate,
+        )
+
+    def resized(self, rgb: np.ndarray, source: Any = None) -> np.ndarray:
+        """``rgb`` resized to the spec's size (``rgb`` itself when it has that size already:
+        Pillow copies then, so the bytes are the same). ``source``: its Pillow image, if lent."""
+        s = self.spec
+        if rgb.shape[:2] == (s.height, s.width):
+            return rgb
+        return kernels.resize_rgb(rgb, s.width, s.height, s.resample, source=source)
+
+    def normalize_into(self, rgb: np.ndarray, out: np.ndarray) -> None:
+        """HWC uint8 ``rgb`` -> ``out`` float32 ``[3, h, w]``, one band of rows per task."""
+        height, width = rgb.shape[:2]
+        steps, lut = self._norm.steps, self._norm.lut
+
+        def run(a: int, b: int) -> None:
+            for c in range(3):
+                plane = out[c, a:b]
+                if steps is None:
+                    np.take(lut[c], rgb[a:b, :, c], out=plane)
+                    continue
+                np.copyto(plane, rgb[a:b, :, c], casting="unsafe")
+                for ufunc, k in steps:
+                    ufunc(plane, k[c], out=plane)
+
+        kernels.for_chunks(run, height, kernels.rows_per_worker(height, height * width))
+
+    # -- hooks --------------------------------------------------------------------
+
+    @mmf.hookimpl
+    def mm_capabilities(self) -> mmf.Capabilities:
+        # The Gemma vocabulary's ids are int32; anything else is a caller bug.
+        return mmf.Capabilities(id_range=(0, 2**31 - 1))
+
+    @mmf.hookimpl
+    def mm_decode_options(self) -> mmf.DecodeOptions:
+        return self._decode_options
+
+    @mmf.hookimpl
+    def mm_decode(self, data: bytes, options: mmf.DecodeOptions) -> mmf.DecodedImage:
+        # The core decoder, keeping its Pillow image so the resize need not rebuild one.
+        return mmf.decode_rgb(data, options, keep_source=True)
+
+    @mmf.hookimpl
+    def mm_process_item(self, media: mmf.DecodedImage) -> mmf.ProcessedItem:
+        s = self.spec
+        rgb, source = media.rgb, mmf.take_source(media)
+        boxes = self.crops(media.width, media.height)
+        feature = np.empty((1 + len(boxes), 3, s.height, s.width), dtype=_F32)
+        self.normalize_into(self.resized(rgb, source), feature[0])
+        for k, (x0, y0, x1, y1) in enumerate(boxes, start=1):
+            if x1 <= x0 or y1 <= y0:
+                # The reference's slice is empty here and Pillow resizes an empty image
+                # to black (docs/families/gemma3.md §2): the normalized value of 0.
+                feature[k] = self._norm.lut[:, :1, None]
+                continue
+            crop = source.crop((x0, y0, x1, y1)) if source is not None else None
+            self.normalize_into(self.resized(rgb[y0:y1, x0:x1], crop), feature[k])
+        return mmf.ProcessedItem(feature=mmf.Tensor(feature, "f32"), geometry=mmf.Tiles(1 + len(boxes)))
+
+    @mmf.hookimpl
+    def mm_layout(self, input_ids: np.ndarray, geometries: Sequence[Any]) -> mmf.TokenLayout:
+        return layout(np.asarray(input_ids), [self._cores[_tiles(g) - 1] for g in geometries], self.spec)
+
+    @mmf.hookimpl
+    def mm_num_media_tokens(self, width: int, height: int) -> int:
+        if width <= 0 or height <= 0:
+            raise mmf.MediaError(f"gemma3: image size must be positive, got {width}x{height}")
+        return self._cores[len(self.crops(width, height))].tokens
+
+    @mmf.hookimpl
+    def mm_model_kwargs(self, items: Sequence[mmf.OutputItem]) -> dict[str, np.ndarray]:
+        """``pixel_values`` ``[sum(1 + crops), 3, height, width]`` float32, images in order.
+
+        The model's other image input, ``token_type_ids``, is ``input_ids == image_token_id``
+        of the expanded prompt (docs/families/gemma3.md §4); it is per token, not per item.
+        """
+        s = self.spec
+        if not items:
+            return {"pixel_values": np.zeros((0, 3, s.height, s.width), dtype=_F32)}
+        return {"pixel_values": np.concatenate([it.feature.array for it in items], axis=0)}
+
+
+def _tiles(geometry: Any) -> int:
+    if not isinstance(geometry, mmf.Tiles):
+        raise mmf.InternalError(f"gemma3: expected a Tiles geometry, got {type(geometry).__name__}")
+    return geometry.n
