@@ -110,10 +110,6 @@ def tensor_doc(dtype: str, array: np.ndarray) -> dict[str, Any]:
     return doc
 
 
-def factor(proc) -> int:
-    return proc.patch_size * proc.spatial_merge_size
-
-
 def spec_of(proc, preset: str, entry: str) -> dict[str, Any]:
     """The mm_framework spec of this reference: the values transformers actually loaded."""
     ip = proc.image_processor
@@ -137,7 +133,7 @@ def spec_of(proc, preset: str, entry: str) -> dict[str, Any]:
 
 def expand(proc, prompt_ids: list[int], sizes: list[tuple[int, int]]) -> tuple[list[int], list[list[int]]]:
     """The prompt ids with each ``[IMG]`` replaced as ``replace_image_token`` does, and the offsets."""
-    f, out, offsets, k = factor(proc), [], [], 0
+    f, out, offsets, k = proc.patch_size * proc.spatial_merge_size, [], [], 0
     for t in prompt_ids:
         if t != proc.image_token_id:
             out.append(t)
@@ -157,22 +153,10 @@ def stages(proc, image) -> tuple[np.ndarray, np.ndarray]:
     chw = ip.process_image(image, do_convert_rgb=True)
     from transformers.image_utils import SizeDict
 
-    patch = SizeDict(height=factor(proc), width=factor(proc))
+    f = proc.patch_size * proc.spatial_merge_size
+    patch = SizeDict(height=f, width=f)
     resized = ip.resize(chw, size=ip.size, patch_size=patch, resample=ip.resample)
     return np.moveaxis(chw, 0, -1), np.moveaxis(resized, 0, -1)
-
-
-def load_for_stage(inp):
-    if isinstance(inp, str):
-        from transformers.image_utils import load_image
-
-        return load_image(inp)
-    return inp
-
-
-def sample(array: np.ndarray) -> np.ndarray:
-    flat = array.reshape(-1)
-    return flat[:: max(1, flat.size // SAMPLE)].copy()
 
 
 def run_case(proc, preset: str, entry: str, turns: Turns, tmp: str, name: str, blobs: dict) -> dict[str, Any]:
@@ -204,17 +188,21 @@ def run_case(proc, preset: str, entry: str, turns: Turns, tmp: str, name: str, b
     expanded, offsets = expand(proc, prompt_ids, sizes)
     assert expanded == ids.tolist(), "prompt ids do not expand to the processor's ids"
 
-    decoded = [load_for_stage(inp) for inp in inputs]
+    from transformers.image_utils import load_image
+
+    # What the processor decoded: the PIL image itself, or load_image of a path.
+    decoded = [load_image(inp) if isinstance(inp, str) else inp for inp in inputs]
     counts = proc._get_num_multimodal_tokens(image_sizes=[(im.height, im.width) for im in decoded])["num_image_tokens"]
-    f = factor(proc)
+    f = proc.patch_size * proc.spatial_merge_size
     features_, aux, stage_digests, items = [], [], {}, []
     for i, ((h, w), (s, e)) in enumerate(zip(sizes, offsets)):
         own = np.ascontiguousarray(pv[i, :, :h, :w])
         assert not pv[i, :, h:, :].any() and not pv[i, :, :, w:].any(), "batch padding is not zero"
         features_.append(tensor_doc("f32", own))
-        blobs[f"{name}/pixel_values[{i}]" if own.size <= FULL_BLOB else f"{name}/sample[{i}]"] = (
-            own if own.size <= FULL_BLOB else sample(own)
-        )
+        if own.size <= FULL_BLOB:
+            blobs[f"{name}/pixel_values[{i}]"] = own
+        else:
+            blobs[f"{name}/sample[{i}]"] = own.reshape(-1)[:: own.size // SAMPLE].copy()
         aux.append({"image_sizes": tensor_doc("i64", np.asarray([h, w], dtype=np.int64))})
         rgb, resized = stages(proc, decoded[i])
         assert resized.shape[:2] == (h, w)
