@@ -1,0 +1,103 @@
+"""The ``pixtral`` family processor: one still image in, transformers 5.24's tensors out.
+
+Per item (docs/families/pixtral.md): decode (the core decoder, which lends its Pillow
+image to the resize) -> size: fit the longest edge, round each side up to a multiple of
+``patch_size * spatial_merge_size`` -> Pillow bicubic resize (the kernels' exact
+``pil_bicubic``; an equal size is a copy, as in Pillow) -> rescale+normalize into CHW
+float32 planes through the exact ``ChannelNorm`` table of transformers' PIL backend.
+
+The feature is the image's own ``[3, H, W]`` (no batch padding), aux ``image_sizes``
+``[H, W]``, geometry ``Grid(1, H / patch, W / patch)``. The norm, decode options and the
+token-id triple are fixed when the pipeline is built, so the per-item path allocates
+only the resized image and the planes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+import mm_framework as mmf
+from mm_framework.kernels import channel_norm_pil, resize_rgb
+
+from .layout import expand, span_length
+from .planes import normalize_planes
+from .sizing import resized_size
+from .spec import parse_spec
+
+
+class PixtralFamily:
+    """The per-pipeline family object; immutable after construction, so thread-safe."""
+
+    def __init__(self, params: Mapping[str, Any]) -> None:
+        self.spec = parse_spec(params)
+        self._norm = channel_norm_pil(self.spec.image_mean, self.spec.image_std)
+        self._decode_options = mmf.DecodeOptions(alpha=self.spec.alpha, exif_transpose=self.spec.exif_transpose)
+        self._ids = (self.spec.image_token_id, self.spec.image_break_token_id, self.spec.image_end_token_id)
+
+    # -- geometry -----------------------------------------------------------------
+
+    def resized(self, width: int, height: int) -> tuple[int, int]:
+        """``(H, W)`` a ``width`` x ``height`` image becomes; ``MediaError`` when rejected."""
+        return resized_size(height, width, self.spec.longest_edge, self.spec.factor)
+
+    def token_grid(self, geometry: Any) -> tuple[int, int]:
+        """``(rows, cols)`` of ``[IMG]`` tokens for an item's patch grid."""
+        if not isinstance(geometry, mmf.Grid):
+            raise mmf.InternalError(f"pixtral: expected a Grid geometry, got {type(geometry).__name__}")
+        m = self.spec.spatial_merge_size
+        return geometry.h // m, geometry.w // m
+
+    # -- hooks --------------------------------------------------------------------
+
+    @mmf.hookimpl
+    def mm_capabilities(self) -> mmf.Capabilities:
+        # Mistral vocabularies (Tekken, SentencePiece) have int32 ids.
+        return mmf.Capabilities(id_range=(0, 2**31 - 1))
+
+    @mmf.hookimpl
+    def mm_decode_options(self) -> mmf.DecodeOptions:
+        return self._decode_options
+
+    @mmf.hookimpl
+    def mm_decode(self, data: bytes, options: mmf.DecodeOptions) -> mmf.DecodedImage:
+        # The core decoder, lending its Pillow image so the resize need not rebuild one.
+        return mmf.decode_rgb(data, options, keep_source=True)
+
+    @mmf.hookimpl
+    def mm_process_item(self, media: mmf.DecodedImage) -> mmf.ProcessedItem:
+        h, w = self.resized(media.width, media.height)
+        # Taken (and so released after the resize) even when the size is unchanged.
+        rgb = resize_rgb(media.rgb, w, h, "pil_bicubic", source=mmf.take_source(media))
+        p = self.spec.patch_size
+        return mmf.ProcessedItem(
+            feature=mmf.Tensor(normalize_planes(rgb, self._norm), "f32"),
+            aux={"image_sizes": mmf.Tensor.i64([h, w])},
+            geometry=mmf.Grid(1, h // p, w // p),
+        )
+
+    @mmf.hookimpl
+    def mm_layout(self, input_ids: np.ndarray, geometries: Sequence[Any]) -> mmf.TokenLayout:
+        return expand(input_ids, [self.token_grid(g) for g in geometries], *self._ids)
+
+    @mmf.hookimpl
+    def mm_num_media_tokens(self, width: int, height: int) -> int:
+        h, w = self.resized(width, height)
+        f = self.spec.factor
+        return span_length(h // f, w // f)
+
+    @mmf.hookimpl
+    def mm_model_kwargs(self, items: Sequence[mmf.OutputItem]) -> dict[str, np.ndarray]:
+        """``pixel_values`` f32 ``[n, 3, Hmax, Wmax]`` and ``image_sizes`` i64 ``[n, 2]``.
+
+        As ``PixtralImageProcessorPil._pad_for_batching``: each image zero-padded at the
+        bottom and right to the largest height and width of the request.
+        """
+        sizes = np.asarray([it.aux["image_sizes"].array for it in items], dtype=np.int64).reshape(-1, 2)
+        hmax, wmax = (int(v) for v in sizes.max(axis=0)) if len(items) else (0, 0)
+        pixel_values = np.zeros((len(items), 3, hmax, wmax), dtype=np.float32)
+        for k, (it, (h, w)) in enumerate(zip(items, sizes.tolist())):
+            pixel_values[k, :, :h, :w] = it.feature.array
+        return {"pixel_values": pixel_values, "image_sizes": sizes}

@@ -1,0 +1,119 @@
+"""Every rejection of the ``pixtral`` spec, and the presets."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import mm_framework as mmf
+from pixtral_plugin import PRESETS, parse_spec
+from pixtral_plugin.spec import MAX_EDGE
+
+BASE = {k: v for k, v in PRESETS["pixtral_12b"].items() if k != "family"}
+
+
+def spec(**changes):
+    return {**BASE, **changes}
+
+
+def rejected(params, field, match=None):
+    with pytest.raises(mmf.SpecError, match=match) as e:
+        parse_spec(params)
+    assert f"field {field!r}" in str(e.value), str(e.value)
+    assert str(e.value).startswith("pixtral spec:")
+
+
+def test_presets_are_valid_and_complete():
+    assert set(PRESETS) == {"pixtral_12b", "mistral_small_3_1"}
+    for name, doc in PRESETS.items():
+        assert parse_spec({k: v for k, v in doc.items() if k != "family"}).to_dict() == doc
+        assert mmf.preset(name) == doc
+        json.dumps(doc)
+
+
+def test_preset_values_are_the_checkpoints():
+    a, b = mmf.preset("pixtral_12b"), mmf.preset("mistral_small_3_1")
+    assert (a["patch_size"], a["spatial_merge_size"], a["longest_edge"]) == (16, 1, 1024)
+    assert (b["patch_size"], b["spatial_merge_size"], b["longest_edge"]) == (14, 2, 1540)
+    for d in (a, b):
+        assert (d["image_token_id"], d["image_break_token_id"], d["image_end_token_id"]) == (10, 12, 13)
+        assert (d["alpha"], d["exif_transpose"]) == ("composite", False)
+
+
+def test_optional_fields_default():
+    s = parse_spec({k: v for k, v in BASE.items() if k not in ("alpha", "exif_transpose")})
+    assert (s.alpha, s.exif_transpose) == ("composite", False)
+    assert s.factor == 16
+
+
+def test_not_a_mapping():
+    with pytest.raises(mmf.SpecError, match="expected an object"):
+        parse_spec([1, 2])
+
+
+@pytest.mark.parametrize("field", sorted(BASE))
+def test_missing_required_field(field):
+    params = {k: v for k, v in BASE.items() if k != field}
+    if field in ("alpha", "exif_transpose"):
+        parse_spec(params)
+        return
+    with pytest.raises(mmf.SpecError, match=f"missing required field '{field}'"):
+        parse_spec(params)
+
+
+def test_unknown_field():
+    with pytest.raises(mmf.SpecError, match="unknown field 'patch'"):
+        parse_spec(spec(patch=16))
+
+
+@pytest.mark.parametrize("field", ["image_token_id", "image_break_token_id", "image_end_token_id"])
+@pytest.mark.parametrize("value", [-1, 2**31, 1.5, True, "10", None])
+def test_bad_token_id(field, value):
+    rejected(spec(**{field: value}), field)
+
+
+@pytest.mark.parametrize(
+    "field,other", [("image_break_token_id", "image_token_id"), ("image_end_token_id", "image_token_id"),
+                    ("image_end_token_id", "image_break_token_id")],
+)
+def test_token_ids_must_differ(field, other):
+    rejected(spec(**{field: BASE[other]}), field, match=f"must differ from '{other}'")
+
+
+@pytest.mark.parametrize("field", ["patch_size", "spatial_merge_size", "longest_edge"])
+@pytest.mark.parametrize("value", [0, -3, MAX_EDGE + 1, 2.0, False, "16", None])
+def test_bad_size(field, value):
+    rejected(spec(**{field: value}), field)
+
+
+def test_factor_bound():
+    rejected(spec(patch_size=MAX_EDGE, spatial_merge_size=2), "spatial_merge_size", match="times patch_size")
+
+
+@pytest.mark.parametrize("field", ["image_mean", "image_std"])
+@pytest.mark.parametrize(
+    "value", [[0.5, 0.5], [0.5, 0.5, 0.5, 0.5], [0.5, "a", 0.5], [0.5, float("nan"), 0.5], [1e39, 0.5, 0.5], 0.5, None]
+)
+def test_bad_statistics(field, value):
+    rejected(spec(**{field: value}), field)
+
+
+@pytest.mark.parametrize("value", [[0.5, 0.0, 0.5], [1e-50, 0.5, 0.5]])
+def test_zero_std(value):
+    rejected(spec(image_std=value), "image_std", match="must not contain 0")
+
+
+@pytest.mark.parametrize("value", ["blend", "", None, 1])
+def test_bad_alpha(value):
+    rejected(spec(alpha=value), "alpha")
+
+
+@pytest.mark.parametrize("value", [1, 0, "true", None])
+def test_bad_exif_transpose(value):
+    rejected(spec(exif_transpose=value), "exif_transpose")
+
+
+def test_pipeline_rejects_through_the_factory():
+    with pytest.raises(mmf.SpecError, match="field 'longest_edge'"):
+        mmf.pipeline_from_spec({**PRESETS["pixtral_12b"], "longest_edge": 0})
