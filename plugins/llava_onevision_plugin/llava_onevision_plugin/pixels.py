@@ -53,7 +53,7 @@ def _normalize_into(out: np.ndarray, patch: np.ndarray, norm: ChannelNorm) -> No
         for c in range(3):
             np.take(norm.lut[c], chw[c], out=out[c])
         return
-    np.copyto(out, chw, casting="unsafe")
+    np.copyto(out, chw)
     for c in range(3):
         for ufunc, k in norm.steps:
             ufunc(out[c], k[c], out=out[c])
