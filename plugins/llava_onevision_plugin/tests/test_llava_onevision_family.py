@@ -14,7 +14,7 @@ from blake3 import blake3
 import mm_framework as mmf
 from llava_onevision_plugin import pixels
 from llava_onevision_plugin.anyres import AnyresPlan
-from mm_framework.kernels import ChannelNorm
+from mm_framework.kernels import ChannelNorm, channel_norm_pil
 from mm_framework.testing import load_cases, sample_image
 
 PRESET = "llava_onevision_qwen2_7b_ov"
@@ -72,7 +72,8 @@ def test_padding_is_table_zero(pipe):
 
 def test_gather_path_equals_the_program_path(pipe):
     fam = pipe.hooks.processor
-    assert fam._norm.steps is not None, "the checkpoint's table has an exact f32 program"
+    assert len(fam._norm.steps) == 2, "the checkpoint's table has an exact two-pass f32 program"
+    assert fam._norm.lut.tobytes() == channel_norm_pil((0.5,) * 3, (0.5,) * 3).lut.tobytes()
     rgb = np.random.default_rng(3).integers(0, 256, (300, 500, 3), dtype=np.uint8)
     plan = fam.plan(500, 300)
     padded = pixels.canvas(pixels.fitted_image(rgb, plan, "pil_bicubic", None), plan)
@@ -81,6 +82,13 @@ def test_gather_path_equals_the_program_path(pipe):
     gather = pixels.patch_stack(base, padded, plan, 384, ChannelNorm(fam._norm.lut))
     assert fast.tobytes() == gather.tobytes()
     assert np.array_equal(fast[0, 1], fam._norm.lut[1][base[..., 1]])
+
+
+def test_clip_statistics_keep_the_three_pass_program():
+    clip = {"image_mean": [0.48145466, 0.4578275, 0.40821073], "image_std": [0.26862954, 0.26130258, 0.27577711]}
+    fam = mmf.pipeline_from_spec({**mmf.preset(PRESET), **clip}).hooks.processor
+    want = channel_norm_pil(clip["image_mean"], clip["image_std"])
+    assert fam._norm.lut.tobytes() == want.lut.tobytes() and len(fam._norm.steps) == len(want.steps) == 3
 
 
 def test_geometry_is_the_plan(pipe):
