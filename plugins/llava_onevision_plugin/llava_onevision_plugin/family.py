@@ -1,0 +1,115 @@
+"""The ``llava_onevision`` family processor: one still image in, transformers 5.24's tensors out.
+
+Per item: decode (the core decoder, which also lends its Pillow image to the resizes)
+-> anyres plan (pinpoint, fitted size, crop grid, token count; pixel-free) -> the fitted
+image on its padded canvas and the base image (exact Pillow resizes) -> the normalized
+``[base] + crops`` stack. Everything that depends only on the spec (the normalization
+program, decode options) is fixed when the pipeline is built. The prompt expands each
+``<image>`` to a run of the same token (a ``Repeat`` layout); positions are 1-D.
+
+Each image takes the anyres path, as transformers does for images passed as a flat list
+(``batch_num_images`` all ones); the multi-image pad-to-square path is not cloned
+(docs/families/llava_onevision.md, section 6).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+import mm_framework as mmf
+from mm_framework.kernels import ChannelNorm, channel_norm_pil
+
+from . import anyres, pixels
+from .spec import LlavaOnevisionSpec, parse_spec
+
+
+class LlavaOnevisionFamily:
+    """The per-pipeline family object; immutable after construction, so thread-safe."""
+
+    def __init__(self, params: Mapping[str, Any]) -> None:
+        self.spec = parse_spec(params)
+        s = self.spec
+        self._norm = _short_norm(channel_norm_pil(s.image_mean, s.image_std, s.rescale_factor), s)
+        self._decode_options = mmf.DecodeOptions(alpha=s.alpha, exif_transpose=s.exif_transpose)
+
+    def plan(self, width: int, height: int) -> anyres.AnyresPlan:
+        return anyres.plan(self.spec, width, height)
+
+    # -- hooks --------------------------------------------------------------------
+
+    @mmf.hookimpl
+    def mm_capabilities(self) -> mmf.Capabilities:
+        # Qwen2 vocabularies are int32 token ids; anything else is a caller bug.
+        return mmf.Capabilities(id_range=(0, 2**31 - 1))
+
+    @mmf.hookimpl
+    def mm_decode_options(self) -> mmf.DecodeOptions:
+        return self._decode_options
+
+    @mmf.hookimpl
+    def mm_decode(self, data: bytes, options: mmf.DecodeOptions) -> mmf.DecodedImage:
+        # Both resizes are Pillow's: let them start from the decoder's own image.
+        return mmf.decode_rgb(data, options, keep_source=True)
+
+    @mmf.hookimpl
+    def mm_process_item(self, media: mmf.DecodedImage) -> mmf.ProcessedItem:
+        s = self.spec
+        rgb = media.rgb
+        source = mmf.take_source(media)
+        plan = self.plan(rgb.shape[1], rgb.shape[0])
+        padded = pixels.canvas(pixels.fitted_image(rgb, plan, s.resample, source), plan)
+        base = pixels.base_image(rgb, s.image_size, s.resample, source)
+        del source  # freed before the patch stack is allocated: a lower peak per item
+        stack = pixels.patch_stack(base, padded, plan, s.image_size, self._norm)
+        return mmf.ProcessedItem(
+            feature=mmf.Tensor(stack, "f32"),
+            aux={"image_sizes": mmf.Tensor.i64([plan.height, plan.width])},
+            geometry=plan,
+        )
+
+    @mmf.hookimpl
+    def mm_layout(self, input_ids: np.ndarray, geometries: Sequence[Any]) -> mmf.TokenLayout:
+        return mmf.layout_by_placeholder(input_ids, self.spec.image_token_id, [_plan(g).tokens for g in geometries])
+
+    @mmf.hookimpl
+    def mm_num_media_tokens(self, width: int, height: int) -> int:
+        return self.plan(width, height).tokens
+
+    @mmf.hookimpl
+    def mm_model_kwargs(self, items: Sequence[mmf.OutputItem]) -> dict[str, np.ndarray]:
+        """transformers' three image tensors for one prompt of ``n`` images:
+
+        ``pixel_values`` f32 ``[n, max_patches, 3, S, S]`` (each item's patches, then zero
+        patches, as ``_pad_for_batching``), ``image_sizes`` i64 ``[n, 2]`` (height, width)
+        and ``batch_num_images`` i64 ``[n]`` (all ones: every image took the anyres path).
+        """
+        size = self.spec.image_size
+        most = max((it.feature.shape[0] for it in items), default=0)
+        pixel_values = np.zeros((len(items), most, 3, size, size), dtype=np.float32)
+        for i, it in enumerate(items):
+            pixel_values[i, : it.feature.shape[0]] = it.feature.array
+        sizes = [it.aux["image_sizes"].array for it in items]
+        return {
+            "pixel_values": pixel_values,
+            "image_sizes": np.stack(sizes) if sizes else np.zeros((0, 2), dtype=np.int64),
+            "batch_num_images": np.ones(len(items), dtype=np.int64),
+        }
+
+
+def _short_norm(norm: ChannelNorm, spec: LlavaOnevisionSpec) -> ChannelNorm:
+    """``norm``, or the same table as two f32 passes ``x / (std / r) - mean / std`` when
+    :meth:`ChannelNorm.search` proves those give every entry (they do for the preset's
+    mean = std = 0.5): one pass over the patch stack fewer than transformers' three."""
+    m = np.asarray(spec.image_mean, dtype=np.float64)
+    sd = np.asarray(spec.image_std, dtype=np.float64)
+    short = ChannelNorm.search(norm.lut, [[(np.divide, sd / spec.rescale_factor), (np.subtract, m / sd)]])
+    return short if short.steps is not None else norm
+
+
+def _plan(geometry: Any) -> anyres.AnyresPlan:
+    if not isinstance(geometry, anyres.AnyresPlan):
+        raise mmf.InternalError(f"llava_onevision: expected an AnyresPlan geometry, got {type(geometry).__name__}")
+    return geometry

@@ -1,0 +1,144 @@
+"""The llava_onevision family beyond the conformance suite: tensor layout, model kwargs,
+the two normalization paths, and the golden cases' family-specific records (transformers'
+intermediate uint8 images, per-item plans and the request's model kwargs)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import llava_onevision_images
+import numpy as np
+import pytest
+from blake3 import blake3
+
+import mm_framework as mmf
+from llava_onevision_plugin import pixels
+from llava_onevision_plugin.anyres import AnyresPlan
+from mm_framework.kernels import ChannelNorm, channel_norm_pil
+from mm_framework.testing import load_cases, sample_image
+
+PRESET = "llava_onevision_qwen2_7b_ov"
+IMAGE = 151646
+GOLDEN = Path(__file__).parent / "golden"
+CASES = {c.name: c for c in load_cases(GOLDEN / "cases")}
+
+
+def digest(a: np.ndarray) -> str:
+    return blake3(np.ascontiguousarray(a).tobytes()).hexdigest()
+
+
+@pytest.fixture(scope="module")
+def pipe():
+    return mmf.pipeline_from_spec(mmf.preset(PRESET))
+
+
+def test_item_tensors(pipe):
+    out = pipe.process(mmf.MmInput(images=[sample_image(640, 480, "JPEG", 4)], input_ids=[1, IMAGE, 2]))
+    (item,) = out.items
+    assert item.feature.dtype == "f32" and item.feature.shape == (5, 3, 384, 384)
+    assert item.aux["image_sizes"].dtype == "i64" and item.aux["image_sizes"].array.tolist() == [480, 640]
+    s, e = out.offsets[0]
+    assert (s, e) == (1, 2929) and out.input_ids[1 : e + 1].tolist() == [IMAGE] * 2929
+    assert out.input_ids.tolist()[-1] == 2 and isinstance(out.positions, mmf.Rope1D)
+    assert pipe.num_media_tokens(640, 480) == 2929
+
+
+def test_model_kwargs_pad_like_transformers(pipe):
+    images = [sample_image(640, 480, "PNG", 5), sample_image(20, 30, "PNG", 6)]
+    out = pipe.process(mmf.MmInput(images=images, input_ids=[IMAGE, 9, IMAGE]))
+    kw = out.model_kwargs()
+    assert sorted(kw) == ["batch_num_images", "image_sizes", "pixel_values"]
+    pv = kw["pixel_values"]
+    assert pv.dtype == np.float32 and pv.shape == (2, 5, 3, 384, 384)
+    assert np.array_equal(pv[0], out.items[0].feature.array)
+    assert np.array_equal(pv[1, :2], out.items[1].feature.array) and not pv[1, 2:].any()
+    assert kw["image_sizes"].dtype == np.int64 and kw["image_sizes"].tolist() == [[480, 640], [30, 20]]
+    assert kw["batch_num_images"].dtype == np.int64 and kw["batch_num_images"].tolist() == [1, 1]
+
+
+def test_model_kwargs_of_no_items(pipe):
+    kw = pipe.hooks.processor.mm_model_kwargs(items=[])
+    assert kw["pixel_values"].shape == (0, 0, 3, 384, 384) and kw["image_sizes"].shape == (0, 2)
+    assert kw["batch_num_images"].shape == (0,)
+
+
+def test_padding_is_table_zero(pipe):
+    # 640x480 sits on a 768x768 canvas with 96 rows of zero padding above and below.
+    out = pipe.process(mmf.MmInput(images=[sample_image(640, 480, "PNG", 7)], input_ids=[IMAGE]))
+    crops = out.items[0].feature.array[1:]
+    assert (crops[0, :, :96] == -1.0).all() and (crops[3, :, -96:] == -1.0).all()
+    assert (crops[0, :, 96:] != -1.0).any()
+
+
+def test_gather_path_equals_the_program_path(pipe):
+    fam = pipe.hooks.processor
+    assert len(fam._norm.steps) == 2, "the checkpoint's table has an exact two-pass f32 program"
+    assert fam._norm.lut.tobytes() == channel_norm_pil((0.5,) * 3, (0.5,) * 3).lut.tobytes()
+    rgb = np.random.default_rng(3).integers(0, 256, (300, 500, 3), dtype=np.uint8)
+    plan = fam.plan(500, 300)
+    padded = pixels.canvas(pixels.fitted_image(rgb, plan, "pil_bicubic", None), plan)
+    base = pixels.base_image(rgb, 384, "pil_bicubic", None)
+    fast = pixels.patch_stack(base, padded, plan, 384, fam._norm)
+    gather = pixels.patch_stack(base, padded, plan, 384, ChannelNorm(fam._norm.lut))
+    assert fast.tobytes() == gather.tobytes()
+    assert np.array_equal(fast[0, 1], fam._norm.lut[1][base[..., 1]])
+
+
+def test_clip_statistics_keep_the_three_pass_program():
+    clip = {"image_mean": [0.48145466, 0.4578275, 0.40821073], "image_std": [0.26862954, 0.26130258, 0.27577711]}
+    fam = mmf.pipeline_from_spec({**mmf.preset(PRESET), **clip}).hooks.processor
+    want = channel_norm_pil(clip["image_mean"], clip["image_std"])
+    assert fam._norm.lut.tobytes() == want.lut.tobytes() and len(fam._norm.steps) == len(want.steps) == 3
+
+
+def test_geometry_is_the_plan(pipe):
+    item = pipe.hooks.processor.mm_process_item(
+        media=pipe.hooks.decode(sample_image(33, 61, "PNG", 8), pipe.decode_options, 0)
+    )
+    assert isinstance(item.geometry, AnyresPlan) and item.geometry.tokens == pipe.num_media_tokens(33, 61)
+    with pytest.raises(mmf.InternalError, match="AnyresPlan"):
+        pipe.hooks.processor.mm_layout(input_ids=np.array([IMAGE]), geometries=[mmf.Tiles(2)])
+
+
+STAGED = [n for n in CASES if "multi" in n or "path_" in n or "photo_1024" in n or "variant" in n]
+
+
+@pytest.mark.parametrize("name", STAGED)
+def test_golden_stages_plans_and_model_kwargs(name):
+    """transformers' decoded, fitted and base uint8 images, plans and model kwargs."""
+    case = CASES[name]
+    p = mmf.pipeline_from_spec(case.doc["spec"])
+    fam = p.hooks.processor
+    datas = case.images(llava_onevision_images.make)
+    stages, records = case.doc["expected"]["stages"], case.doc["llava_onevision"]["items"]
+    for k, (data, rec) in enumerate(zip(datas, records)):
+        rgb = p.hooks.decode(data, p.decode_options, k).rgb
+        plan = fam.plan(rgb.shape[1], rgb.shape[0])
+        fitted = pixels.fitted_image(rgb, plan, fam.spec.resample, None)
+        base = pixels.base_image(rgb, fam.spec.image_size, fam.spec.resample, None)
+        assert digest(rgb) == stages[f"decoded_{k}"], f"{name}: decoded image {k}"
+        assert digest(fitted) == stages[f"resized_{k}"], f"{name}: fitted image {k}"
+        assert digest(base) == stages[f"base_{k}"], f"{name}: base image {k}"
+        got = {"size_hw": [plan.height, plan.width], "best_resolution": list(plan.best),
+               "resized_hw": list(plan.fitted), "patches": plan.patches, "tokens": plan.tokens}
+        assert got == {key: rec[key] for key in got}, f"{name}: plan of image {k}"
+    out = p.process(mmf.MmInput(images=datas, input_ids=case.doc["prompt_ids"]))
+    for it, rec in zip(out.items, records):
+        flat = it.feature.array.reshape(-1)
+        assert flat[rec["probe"]["index"]].tolist() == rec["probe"]["values"]
+    want = case.doc["llava_onevision"]["model_kwargs"]
+    kw = out.model_kwargs()
+    assert list(kw["pixel_values"].shape) == want["pixel_values"]["shape"]
+    assert digest(kw["pixel_values"]) == want["pixel_values"]["blake3"]
+    assert kw["image_sizes"].tolist() == want["image_sizes"]
+    assert kw["batch_num_images"].tolist() == want["batch_num_images"]
+
+
+@pytest.mark.parametrize("path", sorted((GOLDEN / "rejections").glob("*/case.json")), ids=lambda p: p.parent.name)
+def test_golden_rejections(path):
+    (case,) = [c for c in load_cases(path.parent.parent) if c.path == path.parent]
+    err = case.doc["expected_error"]
+    p = mmf.pipeline_from_spec(case.doc["spec"])
+    with pytest.raises(getattr(mmf, err["type"]), match=err["match"]) as e:
+        p.process(mmf.MmInput(images=case.images(llava_onevision_images.make), input_ids=case.doc["prompt_ids"]))
+    assert e.value.item == err["item"]
