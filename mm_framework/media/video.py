@@ -1,5 +1,4 @@
-"""Video clips: encoded bytes decoded with PyAV exactly as transformers' ``pyav`` loader, or
-frames the caller already decoded.
+"""Video clips: encoded bytes decoded with PyAV exactly as transformers' ``pyav`` loader.
 
 The decoder is part of the reference: the same PyAV call (``frame.to_ndarray(format="rgb24")``,
 swscale bilinear, the frame's own colorspace and range) gives the same bytes, and any other
@@ -7,13 +6,13 @@ path does not. Only the frames a family will use are converted, and decoding sto
 transformers' loader stops (docs/families/qwen_vl_video.md §2). PyAV is an optional extra
 (``mm-framework[video]``), imported on first use.
 
-Both paths give a :class:`VideoClip`; limits are checked before any frame is converted.
+Frames the caller decoded become the same :class:`VideoClip` in :mod:`.video_frames`;
+limits are checked before any frame is converted.
 """
 
 from __future__ import annotations
 
 import io
-import math
 import numbers
 import re
 from collections.abc import Callable, Sequence
@@ -22,7 +21,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from ..errors import InternalError, InvalidInputError, LimitExceededError, MediaError, UnsupportedError
+from ..errors import InternalError, LimitExceededError, MediaError, UnsupportedError
 
 EXTRA = "mm-framework[video]"
 
@@ -63,7 +62,7 @@ class VideoClip:
     def __attrs_post_init__(self) -> None:
         f = self.frames
         if not (isinstance(f, np.ndarray) and f.dtype == np.uint8 and f.ndim == 4 and f.shape[3] == 3):
-            raise InternalError(f"VideoClip frames must be uint8 [T, H, W, 3], got {_describe_array(f)}")
+            raise InternalError(f"VideoClip frames must be uint8 [T, H, W, 3], got {describe_array(f)}")
         if f.flags.writeable or not f.flags.c_contiguous:
             raise InternalError("VideoClip frames must be a read-only C-contiguous array")
         if len(self.indices) != f.shape[0]:
@@ -84,7 +83,7 @@ class VideoClip:
 
 # choose(header) -> the source frame indices to keep, in output order, or None for every
 # frame (transformers' default loader: frames 0..total-1, and whatever a short stream has).
-Chooser = Callable[[ClipHeader], "Sequence[int] | None"]
+Chooser = Callable[[ClipHeader], Sequence[int] | None]
 
 
 def decode_clip(data: bytes, choose: Chooser, *, max_frames: int, max_pixels: int) -> VideoClip:
@@ -108,18 +107,11 @@ def decode_clip(data: bytes, choose: Chooser, *, max_frames: int, max_pixels: in
     read only up to the header's count.
     """
     av = _import_av()
-    try:
-        container = av.open(io.BytesIO(data), mode="r", io_open=_refuse_nested_open)
-    except av.FFmpegError as e:
-        raise MediaError(f"video decode: not a clip PyAV can open (corrupt, truncated or not a video): {_why(e)}") from None
-    with container:
-        if not container.streams.video:
-            kinds = sorted({s.type for s in container.streams}) or ["none"]
-            raise MediaError(f"video decode: no video stream (streams: {', '.join(kinds)})")
+    with _open(av, data) as container:
         header = _header(container.streams.video[0])
         wanted = choose(header)
         every = wanted is None
-        indices = list(range(header.total_frames)) if every else _check_indices(wanted, header.total_frames)
+        indices = list(range(header.total_frames)) if every else check_frame_indices(wanted, header.total_frames)
         check_limits(len(indices), header.width, header.height, max_frames=max_frames, max_pixels=max_pixels)
         distinct = sorted(set(indices))
         slot = {src: k for k, src in enumerate(distinct)}
@@ -144,72 +136,8 @@ def decode_clip(data: bytes, choose: Chooser, *, max_frames: int, max_pixels: in
 
 def read_header(data: bytes) -> ClipHeader:
     """The :class:`ClipHeader` of ``data`` without decoding a frame (same errors as decoding)."""
-    av = _import_av()
-    try:
-        container = av.open(io.BytesIO(data), mode="r", io_open=_refuse_nested_open)
-    except av.FFmpegError as e:
-        raise MediaError(f"video decode: not a clip PyAV can open (corrupt, truncated or not a video): {_why(e)}") from None
-    with container:
-        if not container.streams.video:
-            raise MediaError("video decode: no video stream")
+    with _open(_import_av(), data) as container:
         return _header(container.streams.video[0])
-
-
-def clip_from_frames(
-    frames: Any,
-    *,
-    fps: float | None = None,
-    indices: Sequence[int] | None = None,
-    total_frames: int | None = None,
-    max_frames: int,
-    max_pixels: int,
-) -> VideoClip:
-    """A clip from frames the caller decoded: one ``[T, H, W, 3]`` uint8 array or a
-    sequence of ``[H, W, 3]`` uint8 arrays of one size, copied.
-
-    Optional metadata as transformers takes it with arrays: ``fps`` (the source frame
-    rate), ``indices`` (the source frame of each frame; then ``total_frames`` is required)
-    and ``total_frames``. Without metadata a clip is ``T`` frames ``0..T-1`` at an unknown
-    rate, as transformers assumes for bare arrays. Limits as :func:`decode_clip`.
-    :class:`InvalidInputError` for a wrong shape, dtype or metadata.
-    """
-    shape = _frames_shape(frames)
-    t, h, w = shape
-    check_limits(t, w, h, max_frames=max_frames, max_pixels=max_pixels)
-    if fps is not None:
-        if isinstance(fps, bool) or not isinstance(fps, numbers.Real) or not math.isfinite(fps) or fps <= 0:
-            raise InvalidInputError(f"video: fps must be a positive finite number, got {fps!r}")
-        fps = float(fps)
-    if indices is None:
-        src = tuple(range(t))
-        total = t if total_frames is None else _positive_int("total_frames", total_frames)
-    else:
-        if total_frames is None:
-            raise InvalidInputError("video: frame indices need total_frames (the source's frame count)")
-        total = _positive_int("total_frames", total_frames)
-        if len(indices) != t:
-            raise InvalidInputError(f"video: {t} frames but {len(indices)} frame indices")
-        src = tuple(_check_indices(indices, total, error=InvalidInputError))
-    out = np.empty((t, h, w, 3), dtype=np.uint8)
-    if isinstance(frames, np.ndarray):
-        np.copyto(out, frames)
-    else:
-        for k, frame in enumerate(frames):
-            np.copyto(out[k], frame)
-    out.flags.writeable = False
-    return VideoClip(frames=out, indices=src, total_frames=total, fps=fps)
-
-
-def select_frames(clip: VideoClip, positions: Sequence[int]) -> VideoClip:
-    """``clip.frames[positions]`` with ``indices = positions``: what transformers' video
-    processors do when they sample an array clip (they index the array and overwrite
-    ``frames_indices`` with the positions). :class:`MediaError` for a position past the
-    clip, where transformers would raise ``IndexError``.
-    """
-    pos = _check_indices(positions, clip.num_frames, error=MediaError, what="clip frame")
-    frames = np.ascontiguousarray(clip.frames[pos])
-    frames.flags.writeable = False
-    return VideoClip(frames=frames, indices=tuple(pos), total_frames=clip.total_frames, fps=clip.fps)
 
 
 def check_limits(n_frames: int, width: int, height: int, *, max_frames: int, max_pixels: int) -> None:
@@ -235,6 +163,19 @@ def _import_av() -> Any:
             "(decoded frames work without it)"
         ) from None
     return av
+
+
+def _open(av: Any, data: bytes) -> Any:
+    """The container of ``data``, which has at least one video stream."""
+    try:
+        container = av.open(io.BytesIO(data), mode="r", io_open=_refuse_nested_open)
+    except av.FFmpegError as e:
+        raise MediaError(f"video decode: not a clip PyAV can open (corrupt, truncated or not a video): {_why(e)}") from None
+    if not container.streams.video:
+        kinds = sorted({s.type for s in container.streams}) or ["none"]
+        container.close()
+        raise MediaError(f"video decode: no video stream (streams: {', '.join(kinds)})")
+    return container
 
 
 def _refuse_nested_open(url: str, flags: int, options: dict) -> Any:
@@ -302,10 +243,10 @@ def _decode_into(av: Any, container: Any, slot: dict[int, int], out: np.ndarray)
     return got, seen
 
 
-def _check_indices(
+def check_frame_indices(
     indices: Any, total: int, *, error: type[Exception] = InternalError, what: str = "source frame"
 ) -> list[int]:
-    """Python ints in ``0..total-1`` (numpy integers accepted), at least one."""
+    """Python ints in ``0..total-1`` (numpy integers accepted), at least one; else ``error``."""
     out = []
     for v in indices:
         if isinstance(v, bool) or not isinstance(v, numbers.Integral):
@@ -319,35 +260,7 @@ def _check_indices(
     return out
 
 
-def _frames_shape(frames: Any) -> tuple[int, int, int]:
-    if isinstance(frames, np.ndarray):
-        if frames.dtype != np.uint8 or frames.ndim != 4 or frames.shape[3] != 3:
-            raise InvalidInputError(f"video: frames must be uint8 [T, H, W, 3], got {_describe_array(frames)}")
-        shape = frames.shape[:3]
-    elif isinstance(frames, Sequence) and not isinstance(frames, (str, bytes)):
-        if not frames:
-            raise InvalidInputError("video: no frames")
-        first = frames[0]
-        for k, f in enumerate(frames):
-            if not (isinstance(f, np.ndarray) and f.dtype == np.uint8 and f.ndim == 3 and f.shape[2] == 3):
-                raise InvalidInputError(f"video: frame {k} must be a uint8 [H, W, 3] array, got {_describe_array(f)}")
-            if f.shape != first.shape:
-                raise InvalidInputError(f"video: frame {k} is {f.shape[:2]}, frame 0 is {first.shape[:2]}")
-        shape = (len(frames), *first.shape[:2])
-    else:
-        raise InvalidInputError(f"video: frames must be an array or a sequence of arrays, got {type(frames).__name__}")
-    if min(shape) <= 0:
-        raise InvalidInputError(f"video: empty frames {tuple(shape)}")
-    return tuple(int(s) for s in shape)
-
-
-def _positive_int(name: str, v: Any) -> int:
-    if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v <= 0:
-        raise InvalidInputError(f"video: {name} must be a positive integer, got {v!r}")
-    return int(v)
-
-
-def _describe_array(a: Any) -> str:
+def describe_array(a: Any) -> str:
     return f"{a.dtype} {tuple(a.shape)}" if isinstance(a, np.ndarray) else type(a).__name__
 
 

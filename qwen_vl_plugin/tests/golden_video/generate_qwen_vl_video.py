@@ -236,6 +236,39 @@ def write_clips(out_dir: str) -> dict[str, bytes]:
     return clips
 
 
+def jobs(clips) -> list[tuple[str, str]]:
+    """(clip, prompt kind) pairs of one configuration: every clip alone, two in a mixed prompt."""
+    return [(clip, "video") for clip in clips] + [(clip, "mixed") for clip in MIXED_CLIPS]
+
+
+def reference_case(proc, rope, config: str, clip: str, data: bytes, kind: str) -> tuple[dict[str, Any], Any]:
+    """The case document of ``clip`` in a ``kind`` prompt, and the reference's
+    ``pixel_values_videos`` (None when it rejected the request)."""
+    preset = CONFIGS[config][0]
+    items, image_names = (["video"], []) if kind == "video" else (["image", "video", "image"], list(MIXED_IMAGES))
+    text = render(preset, items, "Describe this video." if kind == "video" else "Compare the pictures and the video.")
+    images = [img.golden_images.make(n) for n in image_names]
+    case: dict[str, Any] = {
+        "name": f"{config}-{kind}-{clip.replace('.', '_')}", "config": config, "video": video_params(proc, config),
+        "clip": {"file": clip, "sha256": sha(data)},
+        "images": [{"name": n, "sha256": sha(d)} for n, d in zip(image_names, images)],
+        "prompt_ids": [int(i) for i in proc.tokenizer(text)["input_ids"]], "prompt_text": text,
+    }
+    pv = None
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, clip)
+        with open(path, "wb") as f:
+            f.write(data)
+        try:
+            case["expected"], pv = run_reference(proc, rope, config, path, images, text)
+        except Exception as e:  # the reference rejected (or crashed on) the request
+            case["reference_error"] = clean(f"{getattr(e, 'stage', '?')}: {type(e).__name__}: {e}")
+            case["expected_error"] = expected_error(clip, case["reference_error"], header_frames(data))
+        else:
+            case["header"] = header_of(data)
+    return case, pv
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--tokenizer-dir", default=None, help="cache of the rebuilt tokenizers (read if present, else written)")
@@ -256,37 +289,17 @@ def main(argv: list[str] | None = None) -> int:
         toks.setdefault(vocab, img.build_tokenizer(vocab, args.tokenizer_dir))
         proc = make_processor(config, toks[vocab])
         rope, rope_name = img.rope_fn(preset)
-        params = video_params(proc, config)
-        jobs = [(clip, "video", ["video"], []) for clip in clips]
-        jobs += [(clip, "mixed", ["image", "video", "image"], list(MIXED_IMAGES)) for clip in MIXED_CLIPS]
-        for clip, kind, items, image_names in jobs:
-            name = f"{config}-{kind}-{clip.replace('.', '_')}"
-            text = render(preset, items, "Describe this video." if kind == "video" else "Compare the pictures and the video.")
-            images = [img.golden_images.make(n) for n in image_names]
-            case: dict[str, Any] = {
-                "name": name, "config": config, "video": params, "clip": {"file": clip, "sha256": sha(clips[clip])},
-                "images": [{"name": n, "sha256": sha(d)} for n, d in zip(image_names, images)],
-                "prompt_ids": [int(i) for i in proc.tokenizer(text)["input_ids"]],
-            }
-            with tempfile.TemporaryDirectory() as tmp:
-                path = os.path.join(tmp, clip)
-                with open(path, "wb") as f:
-                    f.write(clips[clip])
-                try:
-                    case["expected"], pv = run_reference(proc, rope, config, path, images, text)
-                except Exception as e:  # the reference rejected (or crashed on) the request
-                    case["reference_error"] = clean(f"{getattr(e, 'stage', '?')}: {type(e).__name__}: {e}")
-                    case["expected_error"] = expected_error(clip, case["reference_error"], header_frames(clips[clip]))
-                else:
-                    case["header"] = header_of(clips[clip])
-                    if pv.nbytes <= MAX_BLOB:
-                        case["expected"]["pixel_values_videos"]["blob"] = f"{name}.f32"
-                        with open(os.path.join(blobs_dir, f"{name}.f32"), "wb") as f:
-                            f.write(pv.astype("<f4").tobytes())
+        for clip, kind in jobs(clips):
+            case, pv = reference_case(proc, rope, config, clip, clips[clip], kind)
+            name = case["name"]
+            if pv is not None and pv.nbytes <= MAX_BLOB:
+                case["expected"]["pixel_values_videos"]["blob"] = f"{name}.f32"
+                with open(os.path.join(blobs_dir, f"{name}.f32"), "wb") as f:
+                    f.write(pv.astype("<f4").tobytes())
             case["provenance"] = {"generator": "qwen_vl_plugin/tests/golden_video/generate_qwen_vl_video.py",
                                   "processor": type(proc).__name__, "video_processor": type(proc.video_processor).__name__,
                                   "video_processor_args": CONFIGS[config][1], "positions": rope_name,
-                                  "prompt_text": text, **vers}
+                                  "prompt_text": case.pop("prompt_text"), **vers}
             with open(os.path.join(cases_dir, f"{name}.json"), "w", encoding="utf-8") as f:
                 f.write(img.dumps(case))
             written += 1
