@@ -227,12 +227,18 @@ def versions() -> dict[str, Any]:
 
 
 def write_clips(out_dir: str) -> dict[str, bytes]:
-    os.makedirs(out_dir, exist_ok=True)
+    """Encode the clips into ``out_dir`` and read them back.
+
+    The encoding runs in a fresh interpreter: with transformers and torch loaded, this
+    PyAV/FFmpeg build intermittently corrupts its heap while muxing a faststart MP4.
+    """
+    import subprocess
+
+    subprocess.run([sys.executable, video_clips.__file__, out_dir], check=True, stderr=subprocess.DEVNULL)
     clips = {}
-    for name, spec in {**video_clips.ACCEPTED, **video_clips.BROKEN}.items():
-        clips[name] = video_clips.encode(name, spec)
-        with open(os.path.join(out_dir, name), "wb") as f:
-            f.write(clips[name])
+    for name in {**video_clips.ACCEPTED, **video_clips.BROKEN}:
+        with open(os.path.join(out_dir, name), "rb") as f:
+            clips[name] = f.read()
     return clips
 
 

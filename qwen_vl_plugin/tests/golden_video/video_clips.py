@@ -114,10 +114,11 @@ def _encode_video(av: Any, spec: dict, seed: int) -> bytes:
         # No random segment id, so a rerun gives the same bytes. (Not for MP4: this FFmpeg
         # build corrupts its heap with bitexact + faststart.)
         options["fflags"] = "+bitexact"
-    # faststart rewrites the file after the fact, which needs a real path.
     with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "clip." + spec["container"])
-        with av.open(path, "w", format=spec["container"], options=options) as out:
+        # faststart rewrites the file after the fact, which needs a real path; otherwise
+        # memory (writing through a path made some x264 clips differ from run to run).
+        target: Any = os.path.join(tmp, "clip." + spec["container"]) if spec.get("faststart") else io.BytesIO()
+        with av.open(target, "w", format=spec["container"], options=options) as out:
             s = out.add_stream(spec["codec"], rate=spec["rate"])
             s.width, s.height, s.pix_fmt = w, h, spec["pix_fmt"]
             s.codec_context.thread_count = 1
@@ -127,5 +128,20 @@ def _encode_video(av: Any, spec: dict, seed: int) -> bytes:
                     out.mux(p)
             for p in s.encode():
                 out.mux(p)
-        with open(path, "rb") as f:
+        if isinstance(target, io.BytesIO):
+            return target.getvalue()
+        with open(target, "rb") as f:
             return f.read()
+
+
+def write_all(out_dir: str) -> None:
+    os.makedirs(out_dir, exist_ok=True)
+    for name, spec in {**ACCEPTED, **BROKEN}.items():
+        with open(os.path.join(out_dir, name), "wb") as f:
+            f.write(encode(name, spec))
+
+
+if __name__ == "__main__":
+    import sys
+
+    write_all(sys.argv[1])
