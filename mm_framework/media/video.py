@@ -96,7 +96,7 @@ def decode_clip(data: bytes, choose: Chooser, *, max_frames: int, max_pixels: in
     decoding stops at the first frame after the last chosen one, as transformers' loader.
 
     Limits, from the header before decoding: at most ``max_frames`` output frames and
-    ``max_frames * width * height <= max_pixels`` (:class:`LimitExceededError`).
+    ``frames * width * height <= max_pixels`` (:class:`LimitExceededError`).
 
     :class:`MediaError` for bytes PyAV cannot open, no video stream (audio-only), no frame
     count or frame rate in the header (where transformers would crash), a decode error
