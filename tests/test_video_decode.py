@@ -141,6 +141,18 @@ def test_short_stream_sampled_past_its_end_is_refused(tmp_path):
     assert decode_clip(short, lambda h: [0, n - 1], max_frames=2, max_pixels=BIG).indices == (0, n - 1)
 
 
+def test_zero_frame_clip(tmp_path):
+    av = pytest.importorskip("av")
+    if "libx264" not in av.codecs_available:
+        pytest.skip("needs the libx264 encoder")
+    data = encode(30, codec="libx264", faststart=True, tmp=str(tmp_path))
+    empty = data[: data.find(b"mdat") + 4]  # the index says 30 frames, no frame data follows
+    assert read_header(empty).total_frames == 30
+    # transformers' loader stacks an empty list (ValueError); refused with the cause.
+    with pytest.raises(mmf.MediaError, match="the stream ended after 0 frames but its header says 30"):
+        decode_clip(empty, lambda h: None, max_frames=30, max_pixels=BIG)
+
+
 def test_refused_clips():
     av = pytest.importorskip("av")
     from PIL import Image

@@ -41,7 +41,7 @@ class ClipHeader:
     height: int
     duration: float
     codec: str
-    pixel_format: str
+    pixel_format: str | None  # None until the decoder has seen a frame (rare)
 
 
 @attrs.frozen(eq=False)
@@ -208,7 +208,7 @@ def _header(stream: Any) -> ClipHeader:
         height=height,
         duration=float(total / rate),
         codec=str(stream.codec_context.name),
-        pixel_format=str(stream.codec_context.pix_fmt),
+        pixel_format=None if stream.codec_context.pix_fmt is None else str(stream.codec_context.pix_fmt),
     )
 
 
