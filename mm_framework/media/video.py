@@ -13,7 +13,6 @@ limits are checked before any frame is converted.
 from __future__ import annotations
 
 import io
-import numbers
 import re
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -21,6 +20,7 @@ from typing import Any
 import attrs
 import numpy as np
 
+from ..checks import is_int
 from ..errors import InternalError, LimitExceededError, MediaError, UnsupportedError
 
 EXTRA = "mm-framework[video]"
@@ -249,7 +249,7 @@ def check_frame_indices(
     """Python ints in ``0..total-1`` (numpy integers accepted), at least one; else ``error``."""
     out = []
     for v in indices:
-        if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+        if not is_int(v):
             raise error(f"video: {what} index {v!r} is not an integer")
         v = int(v)
         if not 0 <= v < total:

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from ..checks import check_int
 from ..errors import InvalidInputError, MediaError
 from .video import VideoClip, check_frame_indices, check_limits, describe_array
 
@@ -42,11 +43,11 @@ def clip_from_frames(
         fps = float(fps)
     if indices is None:
         src = tuple(range(t))
-        total = t if total_frames is None else _positive_int("total_frames", total_frames)
+        total = t if total_frames is None else check_int(total_frames, "video: total_frames", minimum=1, error=InvalidInputError)
     else:
         if total_frames is None:
             raise InvalidInputError("video: frame indices need total_frames (the source's frame count)")
-        total = _positive_int("total_frames", total_frames)
+        total = check_int(total_frames, "video: total_frames", minimum=1, error=InvalidInputError)
         if len(indices) != t:
             raise InvalidInputError(f"video: {t} frames but {len(indices)} frame indices")
         src = tuple(check_frame_indices(indices, total, error=InvalidInputError))
@@ -92,9 +93,3 @@ def _frames_shape(frames: Any) -> tuple[int, int, int]:
     if min(shape) <= 0:
         raise InvalidInputError(f"video: empty frames {tuple(shape)}")
     return tuple(int(s) for s in shape)
-
-
-def _positive_int(name: str, v: Any) -> int:
-    if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v <= 0:
-        raise InvalidInputError(f"video: {name} must be a positive integer, got {v!r}")
-    return int(v)

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from mm_framework.errors import LayoutError
+from mm_framework import LayoutError
 
 TEXT, IMAGE, VIDEO = 0, 1, 2
 

@@ -15,9 +15,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from mm_framework.errors import InternalError, MediaError, SpecError
-from mm_framework.resize import resize_rgb
-from mm_framework.transforms import ChannelNorm, channel_norm_fused, patchify_merged_blocks, smart_resize
+from mm_framework import InternalError, MediaError, SpecError
+from mm_framework.kernels import ChannelNorm, channel_norm_fused, patchify_merged_blocks, resize_rgb, smart_resize
 
 from .video_sampling import DEFAULT_FPS
 
@@ -109,7 +108,7 @@ def patchify_video_frames(
 ) -> np.ndarray:
     """``pixel_values_videos`` of one clip: f32 ``[gt*gh*gw, 3*tps*ps*ps]``.
 
-    :func:`~mm_framework.transforms.patchify_merged_blocks` generalised to ``tps``
+    :func:`~mm_framework.kernels.patchify_merged_blocks` generalised to ``tps``
     different frames per temporal patch: row order ``(t, merge windows, patches in a
     window)``, columns ``(c, frame within the group, py, px)``. The last frame fills a
     short last group. ``frames`` are resized uint8 ``[H, W, 3]`` frames of one size

@@ -17,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
+import golden_images
 import mm_framework as mmf
 from mm_framework.media.video import ClipHeader, decode_clip
-from qwen_vl_plugin import golden_images
 from qwen_vl_plugin.mrope import IMAGE, TEXT, VIDEO, rope_index
 from qwen_vl_plugin.video import (
     patchify_video_frames,

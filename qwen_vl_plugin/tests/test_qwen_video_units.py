@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import mm_framework as mmf
-from mm_framework.transforms import normalize_lut_fused
+from mm_framework.kernels import normalize_lut_fused
 from qwen_vl_plugin.mrope import rope_index
 from qwen_vl_plugin.video import (
     patchify_video_frames,
