@@ -44,7 +44,6 @@ import types
 from typing import Any
 
 import numpy as np
-from blake3 import blake3
 from PIL import Image, features
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -241,6 +240,8 @@ def spec_of(proc, preset: str, backend: str, entry: str) -> dict[str, Any]:
 
 def digest(data) -> str:
     """blake3 hex of raw bytes, or of an array's C-order (little-endian) bytes."""
+    from blake3 import blake3  # here, so the video generator can reuse the tokenizer builder without it
+
     if isinstance(data, np.ndarray):
         data = np.ascontiguousarray(data).tobytes()
     return blake3(data).hexdigest()
@@ -248,6 +249,8 @@ def digest(data) -> str:
 
 def content_hash(data: bytes) -> str:
     """mm_framework's item hash of the raw bytes (blake3, first 8 bytes big-endian), as text."""
+    from blake3 import blake3
+
     return str(int.from_bytes(blake3(data).digest(8), "big"))
 
 
