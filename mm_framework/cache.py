@@ -10,8 +10,8 @@ Thread-safe (one lock around the LRU), and safe to share with event loops: the d
 CPU steps run on threads even for async callers, and nothing here awaits. Concurrent
 misses on one key compute once: the first caller computes, the others wait for its
 result (or its error, which they then compute themselves, so an error is never cached).
-One exception avoids a deadlock: a pool worker does not wait for a caller thread, whose
-computation may need the pool's threads for its bands; it computes the same bytes itself.
+Waiting never deadlocks the fan-out: a computation's band fan-out is finished by its own
+thread when every pool thread is busy waiting (:mod:`.par`).
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ from typing import Any, Protocol, TypeVar
 
 import attrs
 
-from . import par
 from .carriers import ProcessedItem
 from .checks import check_int
 from .errors import SpecError
@@ -64,7 +63,7 @@ class FeatureCache:
         self.max_bytes = check_int(max_bytes, "FeatureCache max_bytes", minimum=1, error=SpecError)
         self._lock = threading.Lock()
         self._items: OrderedDict[Hashable, tuple[Any, int]] = OrderedDict()
-        self._pending: dict[Hashable, tuple[Future[Any], bool]] = {}
+        self._pending: dict[Hashable, Future[Any]] = {}
         self._bytes = self._hits = self._misses = self._evictions = 0
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -92,15 +91,12 @@ class FeatureCache:
                     self._items.move_to_end(key)
                     self._hits += 1
                     return found[0], True
-                pending = self._pending.get(key)
-                if pending is None:
+                waiting = self._pending.get(key)
+                if waiting is None:
                     mine: Future[Any] = Future()
-                    self._pending[key] = (mine, par.on_worker())
+                    self._pending[key] = mine
                     self._misses += 1
                     break
-            waiting, by_worker = pending
-            if par.on_worker() and not by_worker:
-                return compute(), False
             try:
                 # Another caller computes this key; its result is ours, its error is not.
                 item = waiting.result()

@@ -168,7 +168,8 @@ def layout_by_placeholder(
     positions = np.flatnonzero(src == placeholder_id)
     if len(positions) != len(counts):
         raise LayoutError(
-            f"prompt has {len(positions)} media placeholder(s) but {len(counts)} media item(s)"
+            f"prompt has {len(positions)} media placeholder(s) but {len(counts)} media item(s) "
+            f"(placeholder id {placeholder_id})"
         )
     segments: list[Segment] = []
     text_start = 0

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -83,22 +83,80 @@ def on_worker() -> bool:
     return getattr(_worker, "active", False)
 
 
+class _Claims:
+    """Indices ``0..n-1`` handed out one at a time to whoever asks: the caller and helpers.
+
+    The caller works through the indices itself and only waits for ones a helper has
+    already started, never for a helper still queued behind busy pool threads. So a
+    fan-out finishes even when every pool thread is blocked (on a lock, another fan-out,
+    a feature-cache wait), with the same results: each index runs exactly once and
+    writes only its own output.
+    """
+
+    def __init__(self, n: int, run: Callable[[int], object]) -> None:
+        self.n = n
+        self.run = run
+        self.results: list[object] = [None] * n
+        self.errors: dict[int, BaseException] = {}
+        self._next = 0
+        self._stop = n  # no index at or above this one starts (set by the lowest error)
+        self._running = 0
+        self._cond = threading.Condition()
+
+    def drain(self) -> None:
+        while True:
+            with self._cond:
+                i = self._next
+                if i >= self._stop:
+                    return
+                self._next += 1
+                self._running += 1
+            try:
+                self.results[i] = self.run(i)
+            except BaseException as e:
+                with self._cond:
+                    self.errors[i] = e
+                    self._stop = min(self._stop, i)
+            finally:
+                with self._cond:
+                    self._running -= 1
+                    self._cond.notify_all()
+
+    def wait(self) -> None:
+        with self._cond:
+            self._cond.wait_for(lambda: self._running == 0)
+
+
+def _fan_out(run: Callable[[int], R], n: int) -> list[R]:
+    pool = None if n <= 1 or on_worker() else _get_pool()
+    if pool is None:
+        return [run(i) for i in range(n)]
+    claims = _Claims(n, run)
+    helpers = [pool.submit(claims.drain) for _ in range(min(n - 1, pool_size()))]
+    # While the caller works on its share it counts as a worker: its own nested fan-outs
+    # run inline, as on the pool threads (the fan-out is already using every core).
+    _worker.active = True
+    try:
+        claims.drain()
+        claims.wait()
+    finally:
+        _worker.active = False
+        for f in helpers:
+            f.cancel()
+    if claims.errors:
+        raise claims.errors[min(claims.errors)]
+    return claims.results  # type: ignore[return-value]
+
+
 def try_map(fn: Callable[[int, T], R], items: Sequence[T]) -> list[R]:
     """``[fn(i, x) for i, x in enumerate(items)]``, fanned out, in input order.
 
     On failure the error of the lowest failing index is raised (deterministic whatever
-    the scheduling), and items not yet started are cancelled. A single item runs on the
-    caller, so its own nested fan-outs (row bands of one large image) can use the pool.
+    the scheduling); items above a failed one that have not started are skipped. A single
+    item runs on the caller, so its own nested fan-outs (row bands of one large image)
+    can use the pool.
     """
-    pool = None if len(items) <= 1 or on_worker() else _get_pool()
-    if pool is None:
-        return [fn(i, x) for i, x in enumerate(items)]
-    futures: list[Future[R]] = [pool.submit(fn, i, x) for i, x in enumerate(items)]
-    try:
-        return [f.result() for f in futures]
-    finally:
-        for f in futures:
-            f.cancel()
+    return _fan_out(lambda i: fn(i, items[i]), len(items))
 
 
 def for_chunks(fn: Callable[[int, int], None], total: int, chunk: int) -> None:
@@ -108,18 +166,7 @@ def for_chunks(fn: Callable[[int, int], None], total: int, chunk: int) -> None:
     there is a single window.
     """
     bounds = [(s, min(s + chunk, total)) for s in range(0, total, max(1, chunk))]
-    pool = None if len(bounds) <= 1 or on_worker() else _get_pool()
-    if pool is None:
-        for a, b in bounds:
-            fn(a, b)
-        return
-    futures = [pool.submit(fn, a, b) for a, b in bounds]
-    try:
-        for f in futures:
-            f.result()
-    finally:
-        for f in futures:
-            f.cancel()
+    _fan_out(lambda i: fn(*bounds[i]), len(bounds))
 
 
 def pool_size() -> int:

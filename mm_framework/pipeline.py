@@ -30,7 +30,7 @@ from .media.sources import Resolved, resolve_sources, resolve_sources_async
 from .prompt import Tokenize
 from .request import MmInput, Output
 
-# Requests whose I/O may run ahead of the one being processed (bounds process_many's memory).
+# Requests process_many runs at once (bounds its memory and its threads).
 MAX_IN_FLIGHT = 4
 
 
@@ -136,41 +136,39 @@ class Pipeline:
     ) -> list[Output | MmError]:
         """Every request, results in input order, each its own accept or reject.
 
-        The I/O of up to ``max_in_flight`` later requests runs (on threads of its own)
-        while an earlier one is processed, so memory stays bounded by that many fetched
-        requests. With ``return_exceptions`` a rejected request gives its ``MmError`` in
-        its place; otherwise the first rejection (in input order) is raised and the rest
-        are abandoned. Inline mode (``MM_FRAMEWORK_THREADS=inline``) starts no thread: it
-        is a plain loop.
+        Up to ``max_in_flight`` requests run at once on threads of their own, so the I/O
+        of later requests overlaps the CPU work of earlier ones, and CPU work of several
+        requests overlaps too (decode, resize and patchify release the GIL); memory
+        stays bounded by that many requests. With ``return_exceptions`` a rejected
+        request gives its ``MmError`` in its place; otherwise the first rejection in input
+        order is raised and requests not yet started are abandoned. Inline mode
+        (``MM_FRAMEWORK_THREADS=inline``) starts no thread: it is a plain loop.
         """
         inputs = list(inputs)
         ahead = check_int(max_in_flight, "max_in_flight", minimum=1)
-        if par.threads() == "inline":
-            return [
-                self._one_of_many(functools.partial(self._fetch, inp), inp, tokenize, return_exceptions)
-                for inp in inputs
-            ]
-        out: list[Output | MmError] = []
-        with ThreadPoolExecutor(ahead, thread_name_prefix="mm-prefetch") as io:
-            fetches: list[Future[tuple[list[Resolved], list[float]]]] = []
+
+        def one(inp: MmInput) -> Output | MmError:
             try:
-                for k, inp in enumerate(inputs):
-                    while len(fetches) < min(len(inputs), k + ahead):
-                        fetches.append(io.submit(self._fetch, inputs[len(fetches)]))
-                    out.append(self._one_of_many(fetches[k].result, inp, tokenize, return_exceptions))
+                return self.process(inp, tokenize=tokenize)
+            except MmError as e:
+                if return_exceptions:
+                    return e
+                raise
+
+        if par.threads() == "inline":
+            return [one(inp) for inp in inputs]
+        out: list[Output | MmError] = []
+        with ThreadPoolExecutor(ahead, thread_name_prefix="mm-many") as runner:
+            running: list[Future[Output | MmError]] = []
+            try:
+                for k in range(len(inputs)):
+                    while len(running) < min(len(inputs), k + ahead):
+                        running.append(runner.submit(one, inputs[len(running)]))
+                    out.append(running[k].result())
             finally:
-                for f in fetches:
+                for f in running:
                     f.cancel()
         return out
-
-    def _one_of_many(self, fetched: Any, inp: MmInput, tokenize: Tokenize | None, keep: bool) -> Output | MmError:
-        try:
-            resolved, times = fetched()
-            return driver.run(self._plan, inp, resolved, tokenize, times)
-        except MmError as e:
-            if keep:
-                return e
-            raise
 
     async def process_many_async(
         self,

@@ -45,9 +45,49 @@ def test_nested_fan_out_runs_inline_on_workers(threads):
 
 def test_single_item_runs_on_caller_and_chunks_use_pool(threads):
     threads(2)
+    caller = threading.current_thread().name
     names = []
-    par.try_map(lambda i, x: par.for_chunks(lambda a, b: names.append(threading.current_thread().name), 4, 1), [0])
-    assert len(names) == 4 and all(n.startswith(par.THREAD_PREFIX) for n in names)
+    started = threading.Event()
+
+    def chunk(a, b):
+        names.append(threading.current_thread().name)
+        if a == 0:  # hold the first window until another thread has taken one
+            started.wait(5)
+        else:
+            started.set()
+
+    par.try_map(lambda i, x: par.for_chunks(chunk, 4, 1), [0])
+    assert len(names) == 4 and any(n.startswith(par.THREAD_PREFIX) for n in names)
+    assert all(n.startswith(par.THREAD_PREFIX) or n == caller for n in names)
+
+
+def test_fan_out_finishes_when_every_pool_thread_is_blocked(threads):
+    """The caller works through its own windows, so blocked pool threads cannot stall it."""
+    threads(2)
+    release = threading.Event()
+    blockers = [par._get_pool().submit(release.wait, 10) for _ in range(2)]
+    try:
+        out = par.try_map(lambda i, x: x + 1, list(range(20)))
+        assert out == list(range(1, 21))
+        par.for_chunks(lambda a, b: None, 10, 1)
+    finally:
+        release.set()
+        for f in blockers:
+            f.result()
+
+
+def test_items_above_a_failure_are_skipped_but_lower_ones_run(threads):
+    threads(2)
+    ran = []
+
+    def f(i, x):
+        ran.append(i)
+        if i in (5, 2):
+            raise ValueError(i)
+
+    with pytest.raises(ValueError, match="^2$"):
+        par.try_map(f, list(range(50)))
+    assert {0, 1, 2}.issubset(ran) and len(ran) < 50
 
 
 def test_bad_thread_setting():

@@ -106,7 +106,10 @@ class InklingFamily:
         if not items:
             return {}
         return {
-            "vision_patches": np.concatenate([it.feature.array for it in items], axis=0),
+            # One item hands over its own (read-only) patches: no copy.
+            "vision_patches": items[0].feature.array if len(items) == 1 else np.concatenate(
+                [it.feature.array for it in items], axis=0
+            ),
             "num_patches": np.array([it.feature.shape[0] for it in items], dtype=np.int64),
             "patch_grids": np.stack([it.aux["patch_grid"].array for it in items]),
             "image_sizes": np.stack([it.aux["image_size"].array for it in items]),

@@ -16,7 +16,9 @@ import pytest
 # Asserts in the helper modules should explain themselves like test-module asserts do.
 pytest.register_assert_rewrite("mm_framework.testing.conformance", "mm_framework.testing.golden")
 
-from .conformance import FamilyConformance, sample_image  # noqa: E402
+from .conformance import FamilyConformance, assert_same_output, sample_image  # noqa: E402
 from .golden import GoldenCase, load_cases, record_case, replay_case  # noqa: E402
 
-__all__ = ["FamilyConformance", "GoldenCase", "load_cases", "record_case", "replay_case", "sample_image"]
+__all__ = [
+    "FamilyConformance", "GoldenCase", "assert_same_output", "load_cases", "record_case", "replay_case", "sample_image",
+]

@@ -61,6 +61,9 @@ def assert_same_output(a: Output, b: Output, what: str) -> None:
     assert a.positions == b.positions, f"{what}: positions differ"
     for i, (x, y) in enumerate(zip(a.items, b.items, strict=True)):
         assert x.hash == y.hash, f"{what}: item {i} hash differs"
+        assert (x.geometry, x.size, x.processed_size) == (y.geometry, y.size, y.processed_size), (
+            f"{what}: item {i} geometry or sizes differ"
+        )
         assert x.feature.dtype == y.feature.dtype and x.feature.array.tobytes() == y.feature.array.tobytes(), (
             f"{what}: item {i} feature bytes differ"
         )

@@ -126,9 +126,14 @@ class QwenVlFamily:
                 "image_grid_thw": np.zeros((0, 3), dtype=np.int64),
             }
         return {
-            "pixel_values": np.concatenate([it.feature.array for it in items], axis=0),
+            "pixel_values": _concat([it.feature.array for it in items]),
             "image_grid_thw": np.stack([it.aux["image_grid_thw"].array for it in items]),
         }
+
+
+def _concat(arrays: list[np.ndarray]) -> np.ndarray:
+    # One item hands over its own (read-only) features: no copy of the largest tensor.
+    return arrays[0] if len(arrays) == 1 else np.concatenate(arrays, axis=0)
 
 
 def _grid(geometry: Any) -> mmf.Grid:

@@ -1,0 +1,64 @@
+"""Prompt ids: given ids, or the text through every tokenizer form an engine holds."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import mm_framework as mmf
+
+from conftest import png_bytes
+
+IMG = png_bytes(8, 8)
+IDS = [5, 1, 6]
+
+
+class BatchEncodingLike(dict):
+    """What HF tokenizers return from __call__: a mapping that also has attributes."""
+
+    def __getattr__(self, name):
+        return self[name]
+
+
+class HfLike:
+    def __call__(self, text):
+        return BatchEncodingLike(input_ids=IDS, attention_mask=[1, 1, 1])
+
+    def encode(self, text):
+        return list(IDS)
+
+
+class TiktokenLike:
+    def encode(self, text):
+        return np.asarray(IDS, dtype=np.int32)
+
+
+@pytest.mark.parametrize(
+    "tokenize",
+    [lambda t: IDS, lambda t: np.asarray(IDS, np.uint32), lambda t: {"input_ids": IDS},
+     lambda t: BatchEncodingLike(input_ids=IDS), HfLike(), TiktokenLike()],
+    ids=["list", "array", "mapping", "batch-encoding", "hf-tokenizer", "tiktoken"],
+)
+def test_tokenizer_forms(toy_pipe, tokenize):
+    out = toy_pipe.process(mmf.MmInput(images=[IMG], text="hi <image>"), tokenize=tokenize)
+    assert out.input_ids.tolist() == [5, 1, 1, 1, 1, 6]
+
+
+@pytest.mark.parametrize(
+    "tokenize, match",
+    [(lambda t: [[5, 1, 6]], r"tokenize result \(list\) must be a 1-D sequence of integers, got int64 \(1, 3\)"),
+     (lambda t: "5 1 6", r"tokenize result \(str\) must be a 1-D sequence of integers"),
+     (lambda t: [5.0, 1.0], r"tokenize result \(list\) must be a 1-D sequence of integers, got float64"),
+     (lambda t: {"ids": IDS}, r"tokenize returned a dict without 'input_ids' \(keys: \['ids'\]\)"),
+     (lambda t: [[5], [1, 6]], r"tokenize result \(list\) must be a 1-D sequence of integers"),
+     (object(), "tokenize must be a callable or have an encode\\(text\\) method, got object"),
+     (lambda t: 1 / 0, "tokenize failed: ZeroDivisionError")],
+)
+def test_bad_tokenizer_results_say_what_was_received(toy_pipe, tokenize, match):
+    with pytest.raises(mmf.InvalidInputError, match=match):
+        toy_pipe.process(mmf.MmInput(images=[IMG], text="hi"), tokenize=tokenize)
+
+
+def test_placeholder_mismatch_names_the_id_it_looked_for(toy_pipe):
+    with pytest.raises(mmf.LayoutError, match=r"prompt has 0 media placeholder\(s\) but 1 media item\(s\) \(placeholder id 1\)"):
+        toy_pipe.process(mmf.MmInput(images=[IMG], input_ids=[5, 6]))
