@@ -144,12 +144,17 @@ def pil_table(in_size: int, out_size: int, filt: str) -> Table:
     )
 
 
-def table_from_taps(index: np.ndarray, weight: np.ndarray, precision: int, in_size: int) -> Table:
+def table_from_taps(index: np.ndarray, weight: np.ndarray, precision: int) -> Table:
     """A :class:`Table` from per-output tap rows (``index[i, j]`` consecutive from
-    ``index[i, 0]``; taps past the input carry weight 0, so dropping them is exact)."""
+    ``index[i, 0]``). Taps after an output's last non-zero weight are dropped: they add
+    exactly 0 (and are the ones whose index was clamped at the input's end)."""
     start = index[:, 0].astype(np.int32)
-    count = np.minimum(weight.shape[1], in_size - start).astype(np.int32)
-    return Table(np.ascontiguousarray(np.stack([start, count], axis=1)), np.ascontiguousarray(weight, np.int32), precision)
+    live = weight != 0
+    count = np.where(live.any(axis=1), weight.shape[1] - np.argmax(live[:, ::-1], axis=1), 0).astype(np.int32)
+    bounds = np.ascontiguousarray(np.stack([start, count], axis=1))
+    weights = np.ascontiguousarray(weight, np.int32)
+    bounds.flags.writeable = weights.flags.writeable = False
+    return Table(bounds, weights, precision)
 
 
 def _row_contiguous(img: np.ndarray) -> np.ndarray:
