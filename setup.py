@@ -14,7 +14,9 @@ from pathlib import Path
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
-SOURCES = sorted(str(p) for p in Path("mm_framework/kernels/_native").glob("*.c"))
+# Not named after the module: a source folder called _native would import as an empty
+# namespace package wherever the extension is missing.
+SRC = Path("mm_framework/kernels/native_src")
 
 
 class BuildNative(build_ext):
@@ -37,8 +39,8 @@ setup(
     ext_modules=[
         Extension(
             "mm_framework.kernels._native",
-            sources=SOURCES,
-            depends=[str(p) for p in Path("mm_framework/kernels/_native").glob("*.h")],
+            sources=sorted(str(p) for p in SRC.glob("*.c")),
+            depends=sorted(str(p) for p in SRC.glob("*.h")),
             optional=True,
         )
     ],
