@@ -6,19 +6,14 @@
  * mm_framework/kernels/native.py; the contracts are in docs/kernels.md.
  */
 #include "checks.h"
+#include "sums.h"
 
 #include <stdlib.h>
 
 static PyObject *simd_level(PyObject *self, PyObject *unused) {
     (void)self;
     (void)unused;
-#if defined(__x86_64__) && defined(__GNUC__) && defined(__linux__) && !defined(MMF_NO_CLONES)
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx2")) {
-        return PyUnicode_FromString("avx2");
-    }
-#endif
-    return PyUnicode_FromString("baseline");
+    return PyUnicode_FromString(mmf_simd_level());
 }
 
 static PyObject *pil_coeffs(PyObject *self, PyObject *args) {
@@ -253,6 +248,7 @@ static struct PyModuleDef module = {
 };
 
 PyMODINIT_FUNC PyInit__native(void) {
+    mmf_resample_init();
     PyObject *m = PyModule_Create(&module);
     if (!m) {
         return NULL;

@@ -49,6 +49,9 @@ int mmf_pil_ksize(int in_size, int out_size, int filter);
 void mmf_pil_coeffs(int in_size, int out_size, int filter, int ksize, int32_t *bounds, int32_t *weights,
                     double *scratch);
 
+/* Picks the resample bodies for this CPU; called once when the module loads. */
+void mmf_resample_init(void);
+
 /* Destination rows [lo, hi) of a horizontal pass: dst row r from src row r.
  * `scratch` holds mmf_horizontal_scratch(src width, dst width, channels) bytes. */
 size_t mmf_horizontal_scratch(int in_width, int out_width, int channels);

@@ -8,49 +8,33 @@
 #include <string.h>
 
 #include "native.h"
+#include "sums.h"
 #include "tiles.h"
 
-static inline uint8_t clip8(int32_t acc, int precision) {
-    int32_t v = acc >> precision; /* arithmetic shift: floor, as the references */
-    return (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+/* The weighted-sum body for this CPU, chosen once when the module loads. */
+static mmf_sums_fn sums_impl = mmf_weighted_sums_c;
+
+void mmf_resample_init(void) {
+    mmf_sums_init();
+    sums_impl = mmf_sums_for_cpu();
 }
 
-/* ---- vertical pass: every byte of a row is independent, so whole rows vectorise ---- */
-
-enum { V_CHUNK = 1024 }; /* int32 accumulators per chunk of a row (4 KiB, stays in L1) */
-
-MMF_HOT static void vertical_rows(const mmf_plane *src, const mmf_plane *dst, const mmf_table *t, int lo,
-                                  int hi) {
-    const int32_t bias = (int32_t)1 << (t->precision - 1);
-    const int shift = t->precision;
-    const size_t row_bytes = (size_t)dst->width * dst->channels;
-    int32_t acc[V_CHUNK];
-    for (int y = lo; y < hi; y++) {
-        const int32_t start = t->bounds[2 * y], count = t->bounds[2 * y + 1];
-        const int32_t *w = t->weights + (size_t)y * t->ksize;
-        const uint8_t *first = src->data + start * src->stride;
-        uint8_t *out = dst->data + y * dst->stride;
-        for (size_t off = 0; off < row_bytes; off += V_CHUNK) {
-            const size_t n = row_bytes - off < V_CHUNK ? row_bytes - off : V_CHUNK;
-            for (size_t i = 0; i < n; i++) {
-                acc[i] = bias;
-            }
-            for (int32_t j = 0; j < count; j++) {
-                const uint8_t *in = first + j * src->stride + off;
-                const int32_t wj = w[j];
-                for (size_t i = 0; i < n; i++) {
-                    acc[i] += wj * in[i];
-                }
-            }
-            for (size_t i = 0; i < n; i++) {
-                out[off + i] = clip8(acc[i], shift);
-            }
-        }
-    }
-}
+/* ---- vertical pass: output rows are weighted sums of whole input rows ---- */
 
 void mmf_resample_vertical(const mmf_plane *src, const mmf_plane *dst, const mmf_table *t, int lo, int hi) {
-    vertical_rows(src, dst, t, lo, hi);
+    const mmf_sums_job job = {
+        .out = dst->data + (ptrdiff_t)lo * dst->stride,
+        .out_step = (size_t)dst->stride,
+        .in = src->data,
+        .tap_step = src->stride,
+        .bounds = t->bounds + 2 * (size_t)lo,
+        .weights = t->weights + (size_t)lo * t->ksize,
+        .ksize = t->ksize,
+        .n_out = hi - lo,
+        .precision = t->precision,
+        .lanes = (size_t)dst->width * dst->channels,
+    };
+    sums_impl(&job);
 }
 
 /* ---- horizontal pass: a block of rows is transposed so that it becomes a vertical pass ----
@@ -61,15 +45,15 @@ void mmf_resample_vertical(const mmf_plane *src, const mmf_plane *dst, const mmf
  * weighted sum of whole lane vectors, like the vertical pass. Every 16 output columns
  * are transposed back and stored into the block's rows. */
 
-enum { TILE = 16, LANES_MAX = 64 };
+enum { TILE = 16 };
 
 static inline int block_lanes(int channels) {
     return channels == 1 ? 64 : 48;
 }
 
+/* The transposed block (`cols`, in_width x lanes) and its results (out_width x lanes). */
 size_t mmf_horizontal_scratch(int in_width, int out_width, int channels) {
-    (void)out_width;
-    return (size_t)in_width * (size_t)block_lanes(channels);
+    return ((size_t)in_width + (size_t)out_width) * (size_t)block_lanes(channels);
 }
 
 /* Row `r` of the block, or its first row for the lanes past a short last block (their
@@ -150,32 +134,24 @@ MMF_INLINE void scatter_columns(const mmf_plane *dst, int r0, int nrows, int xx0
 MMF_INLINE void horizontal_block(const mmf_plane *src, const mmf_plane *dst, const mmf_table *t, int r0,
                                  int nrows, uint8_t *cols, const int channels) {
     const int lanes = block_lanes(channels);
-    const int32_t bias = (int32_t)1 << (t->precision - 1);
-    const int shift = t->precision;
+    uint8_t *px = cols + (size_t)src->width * lanes;
     gather_columns(src, r0, nrows, cols, channels);
-    uint8_t px[TILE * LANES_MAX];
+    const mmf_sums_job job = {
+        .out = px,
+        .out_step = (size_t)lanes,
+        .in = cols,
+        .tap_step = lanes,
+        .bounds = t->bounds,
+        .weights = t->weights,
+        .ksize = t->ksize,
+        .n_out = dst->width,
+        .precision = t->precision,
+        .lanes = (size_t)lanes,
+    };
+    sums_impl(&job);
     for (int xx0 = 0; xx0 < dst->width; xx0 += TILE) {
         const int n = dst->width - xx0 < TILE ? dst->width - xx0 : TILE;
-        for (int k = 0; k < n; k++) {
-            const int xx = xx0 + k;
-            const int32_t start = t->bounds[2 * xx], count = t->bounds[2 * xx + 1];
-            const int32_t *w = t->weights + (size_t)xx * t->ksize;
-            int32_t acc[LANES_MAX];
-            for (int i = 0; i < lanes; i++) {
-                acc[i] = bias;
-            }
-            for (int32_t j = 0; j < count; j++) {
-                const uint8_t *in = cols + (size_t)(start + j) * lanes;
-                const int32_t wj = w[j];
-                for (int i = 0; i < lanes; i++) {
-                    acc[i] += wj * in[i];
-                }
-            }
-            for (int i = 0; i < lanes; i++) {
-                px[k * lanes + i] = clip8(acc[i], shift);
-            }
-        }
-        scatter_columns(dst, r0, nrows, xx0, n, px, channels);
+        scatter_columns(dst, r0, nrows, xx0, n, px + (size_t)xx0 * lanes, channels);
     }
 }
 
