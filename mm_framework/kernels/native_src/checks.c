@@ -148,6 +148,7 @@ int mmf_check_table(const mmf_buf *bounds, const mmf_buf *weights, Py_ssize_t n_
     t->weights = (const int32_t *)weights->view.buf;
     t->ksize = (int)weights->view.shape[1];
     t->precision = precision;
+    t->narrow = 1;
     const int64_t bias = (int64_t)1 << (precision - 1);
     for (Py_ssize_t i = lo; i < hi; i++) {
         const int64_t start = t->bounds[2 * i], count = t->bounds[2 * i + 1];
@@ -159,6 +160,7 @@ int mmf_check_table(const mmf_buf *bounds, const mmf_buf *weights, Py_ssize_t n_
         for (int64_t j = 0; j < count; j++) {
             int64_t w = t->weights[i * t->ksize + j];
             mass += w < 0 ? -w : w;
+            t->narrow &= w >= INT16_MIN && w <= INT16_MAX;
         }
         if (bias + 255 * mass > INT32_MAX || bias - 255 * mass < INT32_MIN) {
             return fail("weights: output %zd could overflow the int32 accumulator", i);

@@ -28,6 +28,7 @@ typedef struct {
     const int32_t *weights; /* [n_out][ksize] */
     int ksize;
     int precision;
+    int narrow; /* every weight of the checked entries fits int16 */
 } mmf_table;
 
 /* A u8 image of `rows` rows, each `width * channels` contiguous bytes, `stride` apart. */

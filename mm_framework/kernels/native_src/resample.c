@@ -32,6 +32,7 @@ void mmf_resample_vertical(const mmf_plane *src, const mmf_plane *dst, const mmf
         .ksize = t->ksize,
         .n_out = hi - lo,
         .precision = t->precision,
+        .narrow = t->narrow,
         .lanes = (size_t)dst->width * dst->channels,
     };
     sums_impl(&job);
@@ -146,6 +147,7 @@ MMF_INLINE void horizontal_block(const mmf_plane *src, const mmf_plane *dst, con
         .ksize = t->ksize,
         .n_out = dst->width,
         .precision = t->precision,
+        .narrow = t->narrow,
         .lanes = (size_t)lanes,
     };
     sums_impl(&job);

@@ -20,6 +20,7 @@ typedef struct {
     ptrdiff_t tap_step;
     const int32_t *bounds, *weights;
     int ksize, n_out, precision;
+    int narrow; /* every weight fits int16 (ATen's tables): pairs of taps per multiply */
     size_t lanes;
 } mmf_sums_job;
 
