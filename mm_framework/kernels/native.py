@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable
+from types import ModuleType
 from typing import NamedTuple
 
 import numpy as np
@@ -87,14 +87,21 @@ def use_native() -> bool:
 
 def simd_level() -> str:
     """SIMD level of the native kernels in use (``"avx2"`` or ``"baseline"``), or ``"none"``."""
-    return _native.simd_level() if use_native() else "none"
+    return _lib().simd_level() if use_native() else "none"
 
 
-def _call(fn: Callable[..., None], *args: object) -> None:
+def _lib() -> ModuleType:
+    if _native is None:
+        raise UnsupportedError(f"the native kernels are not built ({_missing})")
+    return _native
+
+
+def _call(name: str, *args: object) -> None:
+    lib = _lib()
     try:
-        fn(*args)
-    except _native.KernelError as exc:
-        raise InternalError(f"native kernel {fn.__name__}: {exc}") from exc
+        getattr(lib, name)(*args)
+    except lib.KernelError as exc:
+        raise InternalError(f"native kernel {name}: {exc}") from exc
 
 
 def _rows(rows: int, pixels: int) -> int:
@@ -133,9 +140,10 @@ PIL_FILTERS = {"bilinear": 0, "bicubic": 1, "lanczos": 2}
 
 def pil_table(in_size: int, out_size: int, filt: str) -> Table:
     """Pillow 13's table for one axis of an 8-bit resize with ``filt`` (docs/kernels.md)."""
+    lib = _lib()
     try:
-        ksize, bounds, weights = _native.pil_coeffs(in_size, out_size, PIL_FILTERS[filt])
-    except _native.KernelError as exc:
+        ksize, bounds, weights = lib.pil_coeffs(in_size, out_size, PIL_FILTERS[filt])
+    except lib.KernelError as exc:
         raise InternalError(f"native kernel pil_coeffs: {exc}") from exc
     return Table(
         np.frombuffer(bounds, np.int32).reshape(out_size, 2),
@@ -167,7 +175,7 @@ def _horizontal(src: np.ndarray, out_w: int, t: Table) -> np.ndarray:
     dst = np.empty((src.shape[0], out_w) + src.shape[2:], np.uint8)
 
     def run(lo: int, hi: int) -> None:
-        _call(_native.resample_horizontal, src, dst, t.bounds, t.weights, t.precision, lo, hi)
+        _call("resample_horizontal", src, dst, t.bounds, t.weights, t.precision, lo, hi)
 
     par.for_chunks(run, dst.shape[0], _rows(dst.shape[0], dst.shape[0] * out_w))
     return dst
@@ -177,7 +185,7 @@ def _vertical(src: np.ndarray, out_h: int, t: Table) -> np.ndarray:
     dst = np.empty((out_h,) + src.shape[1:], np.uint8)
 
     def run(lo: int, hi: int) -> None:
-        _call(_native.resample_vertical, src, dst, t.bounds, t.weights, t.precision, lo, hi)
+        _call("resample_vertical", src, dst, t.bounds, t.weights, t.precision, lo, hi)
 
     par.for_chunks(run, out_h, _rows(out_h, out_h * src.shape[1]))
     return dst
@@ -225,7 +233,7 @@ def patchify_qwen(
     bh = h // (ps * merge) if ps > 0 and merge > 0 else 0
 
     def run(lo: int, hi: int) -> None:
-        _call(_native.patchify_qwen, frames, lut, out, ps, merge, tps, lo, hi)
+        _call("patchify_qwen", frames, lut, out, ps, merge, tps, lo, hi)
 
     par.for_chunks(run, max(bh, 1), _rows(max(bh, 1), h * w))
     return out
@@ -239,7 +247,7 @@ def patchify_bf16(rgb: np.ndarray, lut: np.ndarray, pad: np.ndarray, ps: int) ->
     out = np.empty((nph * npw, max(ps, 1), max(ps, 1), 3), np.uint16)
 
     def run(lo: int, hi: int) -> None:
-        _call(_native.patchify_bf16, rgb, lut, pad, out, ps, lo, hi)
+        _call("patchify_bf16", rgb, lut, pad, out, ps, lo, hi)
 
     par.for_chunks(run, nph, _rows(nph, h * w))
     return out

@@ -1,8 +1,8 @@
 """The native ATen-uint8 bicubic equals the numpy clone (and torchvision, when importable).
 
 The numpy ``aten_u8`` resizer is exact against torchvision (its fixtures are in
-tests/golden/resize); the native kernel runs the same per-axis tables through the C
-passes (docs/kernels.md, "ATen uint8 antialiased bicubic") and must give the same bytes
+tests/kernels/golden); the native kernel (here through ``resize_rgb`` with the native
+kernels forced) runs the same per-axis tables through the C passes (docs/kernels.md, "ATen uint8 antialiased bicubic") and must give the same bytes
 over a random sweep of sizes, for any band split and thread count.
 """
 
@@ -12,18 +12,21 @@ import numpy as np
 import pytest
 
 from mm_framework import par
-from mm_framework.kernels import native
-from mm_framework.resize import _resize_aten_u8 as numpy_aten
-from mm_framework.resize import aten_coeffs
+from mm_framework.kernels import aten_coeffs, native, resize_rgb
+from mm_framework.kernels.aten import resize_aten_u8 as numpy_aten
 
 pytestmark = pytest.mark.skipif(not native.built(), reason=f"native kernels not built: {native.missing_cause()}")
 
 
+@pytest.fixture(autouse=True)
+def native_mode():
+    native.set_mode("native")
+    yield
+    native.set_mode(None)
+
+
 def native_aten(img: np.ndarray, out_w: int, out_h: int) -> np.ndarray:
-    in_h, in_w = img.shape[:2]
-    h = native.table_from_taps(*aten_coeffs(in_w, out_w)) if out_w != in_w else None
-    v = native.table_from_taps(*aten_coeffs(in_h, out_h)) if out_h != in_h else None
-    return native.resize(img, h, v, vertical_first=False)
+    return resize_rgb(img, out_w, out_h, "aten_u8")
 
 
 def _sizes(seed: int, n: int) -> list[tuple[int, int, int, int]]:

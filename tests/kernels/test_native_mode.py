@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import os
 
+import numpy as np
 import pytest
 
-from mm_framework.errors import UnsupportedError
+from mm_framework import kernels
+from mm_framework.errors import SpecError, UnsupportedError
 from mm_framework.kernels import native
 
 
@@ -76,3 +78,23 @@ def test_set_mode_overrides_the_environment(fresh_mode):
         assert native.active() == "native"
     native.set_mode("portable")
     assert native.active() == "portable"
+
+
+@pytest.mark.parametrize("mode", ["native", "portable"])
+def test_source_is_wanted_only_by_the_portable_pillow_path(fresh_mode, mode):
+    if mode == "native" and not native.built():
+        pytest.skip("native kernels not built")
+    native.set_mode(mode)
+    assert kernels.kernel_mode() == mode
+    assert kernels.resize_wants_source("pil_bicubic") is (mode == "portable")
+    assert kernels.resize_wants_source("pil_bilinear") is (mode == "portable")
+    assert kernels.resize_wants_source("aten_u8") is False
+    with pytest.raises(SpecError):
+        kernels.resize_wants_source("nearest")
+
+
+def test_toolkit_bf16_patchify_without_the_extension_is_a_typed_error(fresh_mode):
+    fresh_mode.setattr(native, "_native", None)
+    fresh_mode.setattr(native, "_missing", "ImportError: gone")
+    with pytest.raises(UnsupportedError, match="not built.*gone"):
+        kernels.patchify_bf16(np.zeros((4, 4, 3), np.uint8), np.zeros((3, 256), np.uint16), np.zeros(3, np.uint16), 2)

@@ -1,5 +1,9 @@
 """The native Pillow resizers are byte-identical to the installed Pillow 13.
 
+RGB goes through the toolkit's ``resize_rgb`` with the native kernels forced (so the
+dispatch, the cached tables and the pass-order choice are tested too); L images, which
+``resize_rgb`` does not take, through the same tables and passes of the native face.
+
 Over 1,000 random (source, target) size pairs per filter (upscales, downscales, mixed,
 single-pass, both of Pillow 13's pass orders and the order rule's boundary
 ``dh == 2*dw`` / ``dh == 2*dw + 1``, 1-pixel, 1xN and Nx1 images, odd widths), each pair
@@ -14,8 +18,7 @@ import pytest
 from PIL import Image
 
 from mm_framework import par
-from mm_framework.kernels import native
-from mm_framework.resize import pil_vertical_first
+from mm_framework.kernels import native, pil_vertical_first, resize_rgb
 
 pytestmark = pytest.mark.skipif(not native.built(), reason=f"native kernels not built: {native.missing_cause()}")
 
@@ -70,7 +73,16 @@ def _pairs(seed: int) -> list[tuple[int, int, int, int]]:
     return pairs
 
 
+@pytest.fixture(autouse=True)
+def native_mode():
+    native.set_mode("native")
+    yield
+    native.set_mode(None)
+
+
 def native_pil(img: np.ndarray, out_w: int, out_h: int, filt: str) -> np.ndarray:
+    if img.ndim == 3:
+        return resize_rgb(img, out_w, out_h, f"pil_{filt}")
     in_h, in_w = img.shape[:2]
     h = native.pil_table(in_w, out_w, filt) if out_w != in_w else None
     v = native.pil_table(in_h, out_h, filt) if out_h != in_h else None
