@@ -19,6 +19,7 @@ it becomes :class:`~mm_framework.errors.InternalError` (the caller passed a bad 
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import threading
 from types import ModuleType
@@ -33,7 +34,10 @@ try:
     from . import _native
 except ImportError as exc:  # not built (no compiler at install time) or not loadable
     _native = None
-    _missing = f"{type(exc).__name__}: {exc}"
+    if importlib.util.find_spec(f"{__package__}._native") is None:
+        _missing = f"no compiled {__package__}._native is installed (was it built without a C compiler?)"
+    else:
+        _missing = f"{type(exc).__name__}: {exc}"
 else:
     _missing = ""
 
