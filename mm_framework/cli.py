@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from . import list_families, pipeline_from_spec, plugins
+from . import __version__, kernels, list_families, pipeline_from_spec, plugins
 from .carriers import MRope
 from .request import MmInput, Output
 from .errors import MmError, SpecError
@@ -110,7 +110,17 @@ def cmd_process(args: argparse.Namespace) -> int:
     return 0
 
 
+def _kernels() -> str:
+    """Which pixel kernels run (``MM_FRAMEWORK_KERNELS``) and, for the native ones, the SIMD level."""
+    try:
+        mode = kernels.kernel_mode()
+    except MmError as e:
+        return f"kernels: unavailable ({e})"
+    return f"kernels: native ({kernels.simd_level()})" if mode == "native" else "kernels: portable"
+
+
 def cmd_plugins(args: argparse.Namespace) -> int:
+    print(_kernels())
     fams = list_families()
     presets = plugins.presets()
     if not fams:
@@ -140,6 +150,7 @@ def cmd_tokens(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="mm-framework", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"mm-framework {__version__}; {_kernels()}")
     sub = parser.add_subparsers(dest="command")
     p = sub.add_parser("process", help="run one request and print a summary")
     p.add_argument("images", nargs="*", help="image paths, file:// / data: / http(s) URLs (default: the bundled sample)")

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from mm_framework.cli import main
 from mm_framework import content_hash
+from mm_framework.kernels import native
 
 from conftest import png_bytes
 
@@ -48,3 +50,21 @@ def test_plugins_and_tokens(toy, capsys):
     assert "hooks: mm_capabilities, mm_layout, mm_num_media_tokens, mm_plan_item, mm_positions, mm_process_item" in text
     assert main(["tokens", "--spec", "toy_default", "9", "13"]) == 0
     assert capsys.readouterr().out.strip() == "6"
+
+
+def test_plugins_and_version_say_which_kernels_run(capsys, monkeypatch):
+    for mode in ("portable",) + (("native",) if native.built() else ()):
+        monkeypatch.setenv("MM_FRAMEWORK_KERNELS", mode)
+        native.set_mode(None)
+        want = f"kernels: native ({native.simd_level()})" if mode == "native" else "kernels: portable"
+        assert main(["plugins"]) == 0
+        assert capsys.readouterr().out.splitlines()[0] == want
+        with pytest.raises(SystemExit):
+            main(["--version"])
+        assert capsys.readouterr().out.strip() == f"mm-framework 0.1.0; {want}"
+    monkeypatch.setenv("MM_FRAMEWORK_KERNELS", "turbo")
+    native.set_mode(None)
+    assert main(["plugins"]) == 0
+    assert capsys.readouterr().out.splitlines()[0].startswith("kernels: unavailable (MM_FRAMEWORK_KERNELS='turbo'")
+    monkeypatch.undo()
+    native.set_mode(None)

@@ -45,6 +45,7 @@ from mm_framework import (
     DecodedImage, DecodeOptions, Grid, ItemPlan, OutputItem, ProcessedItem, Tensor, TokenLayout, decode_rgb, hookimpl,
     layout_by_placeholder, take_source,
 )
+from mm_framework.kernels import resize_wants_source
 
 from .api import rescale_patchify, rescaled_size
 from .params import parse_spec
@@ -69,9 +70,9 @@ class InklingFamily:
 
     @hookimpl
     def mm_decode(self, data: bytes, options: DecodeOptions) -> DecodedImage:
-        # The core decoder, also lending its Pillow image: the LANCZOS resize starts from
-        # it instead of rebuilding one from the array.
-        return decode_rgb(data, options, keep_source=True)
+        # The core decoder, also lending its Pillow image when the LANCZOS resize would
+        # start from it instead of rebuilding one from the array (not with native kernels).
+        return decode_rgb(data, options, keep_source=resize_wants_source("pil_lanczos"))
 
     @hookimpl
     def mm_process_item(self, media: DecodedImage) -> ProcessedItem:

@@ -25,7 +25,7 @@ import sys
 
 import numpy as np
 
-from mm_framework.kernels import for_chunks, normalize_lut_recip, rows_per_worker
+from mm_framework.kernels import for_chunks, kernel_mode, normalize_lut_recip, patchify_bf16, rows_per_worker
 
 MEAN = (0.48145466, 0.4578275, 0.40821073)
 # Not CLIP's 0.26130258 / 0.27577711: these are the Inkling processor's literals.
@@ -83,8 +83,12 @@ def patch_grid(h: int, w: int, ps: int) -> tuple[int, int]:
 def patchify(rgb: np.ndarray, ps: int) -> np.ndarray:
     """bf16 bits ``uint16 [nph*npw, ps, ps, 3]`` of a validated HWC uint8 image.
 
-    ``rgb`` may be any HWC uint8 view (read-only or strided); ``ps`` > 0.
+    ``rgb`` may be any HWC uint8 view (read-only or strided); ``ps`` > 0. With the core's
+    native kernels active, its C kernel writes the same bits from the same tables; the
+    numpy code below is the portable path and the oracle it is tested against.
     """
+    if kernel_mode() == "native":
+        return patchify_bf16(rgb, LUT, PAD_BITS, ps)
     h, w = int(rgb.shape[0]), int(rgb.shape[1])
     nph, npw = patch_grid(h, w, ps)
     out = np.empty((nph, npw, ps, ps, 3), dtype=np.uint16)

@@ -8,6 +8,9 @@ This is one of the three modules a family plugin may import (with ``mm_framework
 * :mod:`.norm`: rescale + normalize as exact per-channel tables (``ChannelNorm``);
 * :mod:`.patchify`: normalized pixels written straight into a model's patch layout;
 * :mod:`.resize`: the exact uint8 resizers (Pillow's, and ATen's in :mod:`.aten`);
+* :mod:`.native`: the optional C kernels behind them (``MM_FRAMEWORK_KERNELS``,
+  docs/kernels.md): which kernels run (``kernel_mode``, ``simd_level``) and Inkling's bf16
+  patch layout (``patchify_bf16``, native only);
 * band fan-out helpers from :mod:`mm_framework.par`, for kernels that split one image.
 """
 
@@ -16,8 +19,10 @@ from __future__ import annotations
 from ..checks import check_rgb
 from ..par import for_chunks, rows_per_worker, try_map
 from .norm import ChannelNorm, channel_norm_fused, channel_norm_pil, normalize_lut_fused, normalize_lut_pil, normalize_lut_recip
+from .native import active as kernel_mode
+from .native import patchify_bf16, simd_level
 from .patchify import patchify_merged_blocks
-from .resize import RESAMPLERS, check_resample, pil_vertical_first, resize_rgb
+from .resize import RESAMPLERS, check_resample, pil_vertical_first, resize_rgb, resize_wants_source
 from .aten import aten_coeffs
 from .sizing import scaled_dims, smart_resize
 
@@ -30,14 +35,18 @@ __all__ = [
     "check_resample",
     "check_rgb",
     "for_chunks",
+    "kernel_mode",
     "normalize_lut_fused",
     "normalize_lut_pil",
     "normalize_lut_recip",
+    "patchify_bf16",
     "patchify_merged_blocks",
     "pil_vertical_first",
     "resize_rgb",
+    "resize_wants_source",
     "rows_per_worker",
     "scaled_dims",
+    "simd_level",
     "smart_resize",
     "try_map",
 ]

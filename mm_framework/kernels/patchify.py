@@ -11,6 +11,7 @@ import numpy as np
 from .. import par
 from ..checks import check_rgb
 from ..errors import InternalError
+from . import native
 from .norm import ChannelNorm, _run_steps
 
 # Pixels per band (a few merge-window rows). 2^17 measured ~3% faster on 1-2 MP images,
@@ -36,7 +37,8 @@ def patchify_merged_blocks(
     table gather); one block copy then writes every ``(c, t)`` plane of the band's output
     rows in memory order, the temporal copies included. Bands fan out over
     :func:`mm_framework.par.for_chunks`; each writes only its own output rows, so any
-    thread count gives the same bytes.
+    thread count gives the same bytes. With the native kernels active, one C kernel writes
+    the same bytes in one pass per band instead.
     """
     check_rgb(rgb, "patchify")
     if not isinstance(norm, ChannelNorm):
@@ -49,6 +51,8 @@ def patchify_merged_blocks(
     per_row = (w // step) * merge * merge  # patches per row of merge windows
     p2 = ps * ps
     out = _out_array(out, (bh * per_row, 3 * tps * p2))
+    if native.use_native():  # one C pass straight into this layout (docs/kernels.md)
+        return native.patchify_qwen(rgb, norm.lut, ps, merge, tps, out)
     dst = out.reshape(bh, per_row, 3, tps, p2)
     band = max(1, _BAND_PIXELS // (per_row * p2))
     # Whole rows of bytes are needed to view patch rows as single items.

@@ -2,15 +2,22 @@
 
 ``resample`` names the reference the bytes must equal:
 
-- ``"pil_bicubic"`` / ``"pil_lanczos"`` / ``"pil_bilinear"``: Pillow's ``Image.resize(..., reducing_gap=None)``
-  on an ``RGB`` image. These call Pillow itself, so the result is whatever the installed
-  Pillow does; Pillow 13 changed the bicubic pass order (docs/architecture.md, "Resize:
-  Pillow"), so the reference is pinned together with the Pillow major version.
+- ``"pil_bicubic"`` / ``"pil_lanczos"`` / ``"pil_bilinear"``: Pillow's
+  ``Image.resize(..., reducing_gap=None)`` on an ``RGB`` image. The portable path calls
+  Pillow itself, so the result is whatever the installed Pillow does; Pillow 13 changed
+  the bicubic pass order (docs/architecture.md, "Resize: Pillow"), so the reference is
+  pinned together with the Pillow major version.
 - ``"aten_u8"``: torchvision ``F.resize(uint8 CHW tensor, BICUBIC, antialias=True)``
   (ATen's ``_upsample_bicubic2d_aa`` uint8 path), re-implemented in numpy (:mod:`.aten`).
+
+With the native kernels active (:mod:`.native`), every resampler runs as two C passes
+over the same reference's tables instead (docs/kernels.md); the Pillow and numpy paths
+stay as the portable mode and as the oracle the native one is tested against.
 """
 
 from __future__ import annotations
+
+from functools import lru_cache
 
 import numpy as np
 from PIL import Image
@@ -18,7 +25,8 @@ from PIL import Image
 from .. import par
 from ..checks import check_rgb
 from ..errors import MediaError, SpecError
-from .aten import resize_aten_u8
+from . import native
+from .aten import aten_coeffs, resize_aten_u8
 from .export import rgb_array
 
 RESAMPLERS = ("pil_bicubic", "pil_lanczos", "pil_bilinear", "aten_u8")
@@ -46,7 +54,8 @@ def resize_rgb(
 
     ``source``: an ``RGB`` Pillow image holding exactly the pixels of ``rgb`` (the image
     :func:`mm_framework.take_source` lends); the Pillow resamplers then start from
-    it instead of rebuilding one from the array. Ignored when its mode or size differs.
+    it instead of rebuilding one from the array. Ignored when its mode or size differs,
+    and by the native kernels (see :func:`resize_wants_source`).
     """
     check_resample(resample)
     check_rgb(rgb, "resize")
@@ -55,11 +64,44 @@ def resize_rgb(
         raise MediaError(f"resize: empty size {in_w}x{in_h} -> {out_w}x{out_h}")
     if (out_h, out_w) == (in_h, in_w):
         return rgb.copy()
+    if native.use_native():
+        return _resize_native(rgb, out_w, out_h, resample)
     if resample == "aten_u8":
         return resize_aten_u8(rgb, out_w, out_h)
     if source is not None and (source.mode != "RGB" or source.size != (in_w, in_h)):
         source = None
     return _resize_pil(rgb, out_w, out_h, _PIL_FILTERS[resample], source)
+
+
+def resize_wants_source(resample: str) -> bool:
+    """True when :func:`resize_rgb` with ``resample`` would start from a lent Pillow image.
+
+    A family decodes with ``keep_source`` only then: the native kernels and the ATen
+    clone resize from the array, and holding the Pillow copy would only cost memory.
+    """
+    return check_resample(resample) != "aten_u8" and not native.use_native()
+
+
+# ---------------------------------------------------------------------------
+# Native: the reference's per-axis tables through the C passes (docs/kernels.md).
+# ---------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=64)
+def _axis_table(resample: str, in_size: int, out_size: int) -> native.Table:
+    """One axis's table (immutable, so cached: requests repeat a few sizes)."""
+    if resample == "aten_u8":
+        return native.table_from_taps(*aten_coeffs(in_size, out_size))
+    return native.pil_table(in_size, out_size, resample.removeprefix("pil_"))
+
+
+def _resize_native(rgb: np.ndarray, out_w: int, out_h: int, resample: str) -> np.ndarray:
+    in_h, in_w = rgb.shape[:2]
+    h = _axis_table(resample, in_w, out_w) if out_w != in_w else None
+    v = _axis_table(resample, in_h, out_h) if out_h != in_h else None
+    # ATen always runs the horizontal pass first; Pillow 13 picks by the size change.
+    vertical_first = resample != "aten_u8" and pil_vertical_first(in_w, in_h, out_w, out_h)
+    return native.resize(rgb, h, v, vertical_first)
 
 
 # ---------------------------------------------------------------------------

@@ -20,7 +20,9 @@ import numpy as np
 from PIL import Image
 
 import mm_framework as mmf
-from mm_framework.kernels import channel_norm_fused, channel_norm_pil, patchify_merged_blocks, resize_rgb, smart_resize
+from mm_framework.kernels import (
+    channel_norm_fused, channel_norm_pil, patchify_merged_blocks, resize_rgb, resize_wants_source, smart_resize,
+)
 
 from .spec import BACKENDS, parse_spec
 
@@ -77,9 +79,10 @@ class QwenVlFamily:
 
     @mmf.hookimpl
     def mm_decode(self, data: bytes, options: mmf.DecodeOptions) -> mmf.DecodedImage:
-        # The core decoder; for the Pillow backend it also lends its Pillow image, which
-        # the resize takes instead of rebuilding one from the array.
-        return mmf.decode_rgb(data, options, keep_source=self._resample != "aten_u8")
+        # The core decoder; when the resize runs through Pillow (portable kernels, Pillow
+        # backend) it also lends its Pillow image, which the resize takes instead of
+        # rebuilding one from the array.
+        return mmf.decode_rgb(data, options, keep_source=resize_wants_source(self._resample))
 
     @mmf.hookimpl
     def mm_process_item(self, media: mmf.DecodedImage) -> mmf.ProcessedItem:

@@ -5,7 +5,8 @@ seam (rows for the horizontal pass, columns for the vertical one, in Pillow 13's
 order). These tests compare every split against one plain ``Image.resize`` of the real
 installed Pillow, over many sizes: down, up and mixed scales, both pass orders, the
 boundary of Pillow 13's order rule, single-pass resizes, thin images and ragged band
-counts.
+counts. The band split is the portable path, so these tests run with the portable
+kernels (the native resizers are tested in test_native_pil.py).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from PIL import Image
 
 from mm_framework import par
 
-from mm_framework.kernels import resize
+from mm_framework.kernels import native, resize
 from mm_framework.media.decode import rgb_array
 from mm_framework.kernels import pil_vertical_first, resize_rgb
 
@@ -25,6 +26,13 @@ FILTERS = {
     "pil_lanczos": Image.Resampling.LANCZOS,
     "pil_bilinear": Image.Resampling.BILINEAR,
 }
+
+
+@pytest.fixture(autouse=True)
+def portable_kernels():
+    native.set_mode("portable")
+    yield
+    native.set_mode(None)
 
 
 def _image(h: int, w: int, seed: int) -> np.ndarray:

@@ -104,8 +104,9 @@ class Gemma3Family:
 
     @mmf.hookimpl
     def mm_decode(self, data: bytes, options: mmf.DecodeOptions) -> mmf.DecodedImage:
-        # The core decoder, keeping its Pillow image so the resize need not rebuild one.
-        return mmf.decode_rgb(data, options, keep_source=True)
+        # The core decoder, keeping its Pillow image so a Pillow resize need not rebuild
+        # one (not kept for the native kernels, which resize from the array).
+        return mmf.decode_rgb(data, options, keep_source=kernels.resize_wants_source(self.spec.resample))
 
     @mmf.hookimpl
     def mm_process_item(self, media: mmf.DecodedImage) -> mmf.ProcessedItem:

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 import mm_framework as mmf
-from mm_framework.kernels import ChannelNorm, channel_norm_pil
+from mm_framework.kernels import ChannelNorm, channel_norm_pil, resize_wants_source
 
 from . import anyres, pixels
 from .spec import LlavaOnevisionSpec, parse_spec
@@ -51,8 +51,9 @@ class LlavaOnevisionFamily:
 
     @mmf.hookimpl
     def mm_decode(self, data: bytes, options: mmf.DecodeOptions) -> mmf.DecodedImage:
-        # Both resizes are Pillow's: let them start from the decoder's own image.
-        return mmf.decode_rgb(data, options, keep_source=True)
+        # Both resizes start from the decoder's own image when they run through Pillow
+        # (portable kernels); the native kernels resize from the array.
+        return mmf.decode_rgb(data, options, keep_source=resize_wants_source(self.spec.resample))
 
     @mmf.hookimpl
     def mm_process_item(self, media: mmf.DecodedImage) -> mmf.ProcessedItem:

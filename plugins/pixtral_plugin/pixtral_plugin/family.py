@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 import mm_framework as mmf
-from mm_framework.kernels import channel_norm_pil, resize_rgb
+from mm_framework.kernels import channel_norm_pil, resize_rgb, resize_wants_source
 
 from .layout import expand, span_length
 from .planes import normalize_planes
@@ -63,8 +63,9 @@ class PixtralFamily:
 
     @mmf.hookimpl
     def mm_decode(self, data: bytes, options: mmf.DecodeOptions) -> mmf.DecodedImage:
-        # The core decoder, lending its Pillow image so the resize need not rebuild one.
-        return mmf.decode_rgb(data, options, keep_source=True)
+        # The core decoder, lending its Pillow image so a Pillow resize need not rebuild
+        # one (not lent for the native kernels, which resize from the array).
+        return mmf.decode_rgb(data, options, keep_source=resize_wants_source("pil_bicubic"))
 
     @mmf.hookimpl
     def mm_process_item(self, media: mmf.DecodedImage) -> mmf.ProcessedItem:
