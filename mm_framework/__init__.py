@@ -34,7 +34,8 @@ from .limits import Limits
 from .media import FetchPolicy, content_hash, decode_rgb, take_source
 from .handoff import to_torch
 from .pipeline import Pipeline, pipeline_from_spec
-from .request import ItemTimings, MmInput, Output, OutputItem, Timings
+from .media.video import ClipHeader, VideoClip
+from .request import ItemTimings, MmInput, Output, OutputItem, Timings, VideoFrames
 from .positions import mrope_image_only
 from .spec_fields import SpecFields
 
@@ -82,7 +83,7 @@ def spec_from_model_dir(path: str | os.PathLike[str]) -> dict[str, Any]:
 
 
 __all__ = [
-    "CacheStats", "Capabilities", "DecodeOptions", "DecodedImage", "Explicit", "ExpandedPrompt", "FeatureCache",
+    "CacheStats", "Capabilities", "ClipHeader", "VideoClip", "VideoFrames", "DecodeOptions", "DecodedImage", "Explicit", "ExpandedPrompt", "FeatureCache",
     "FetchError", "FetchPolicy", "Grid", "InternalError", "InvalidInputError", "ItemPlan", "ItemTimings",
     "LayoutError", "LimitExceededError", "Limits", "MRope", "Media", "MediaError", "MmError", "MmInput", "Output",
     "OutputItem", "Pipeline", "ProcessedItem", "Repeat", "Rope1D", "SpecError", "SpecFields", "Tensor", "Text",

@@ -131,13 +131,15 @@ class DecodedImage:
 
 @attrs.frozen
 class Capabilities:
-    """What a family accepts beyond still images: the prompt id range.
+    """What a family accepts beyond still images: videos, and the prompt id range.
 
-    ``id_range`` is the inclusive ``(low, high)`` every input id must fall in (e.g. a
+    ``video``: the family processes clips (``mm_sample_frames``, ``mm_process_item`` with a
+    ``VideoClip``). ``id_range`` is the inclusive ``(low, high)`` every input id must fall in (e.g. a
     vocabulary that fits int32); ``None`` accepts any int64 (families whose placeholders
     are negative protocol ids).
     """
 
+    video: bool = False
     id_range: tuple[int, int] | None = None
 
 

@@ -28,14 +28,17 @@ from blake3 import blake3
 from . import par
 from .cache import FeatureCache
 from .carriers import Capabilities, DecodeOptions, ProcessedItem
-from .errors import InvalidInputError, LimitExceededError, MmError
+from .errors import InvalidInputError, LimitExceededError, MmError, UnsupportedError
 from .family import FamilyHooks, bind
 from .layout import apply_layout
 from .limits import Limits
 from .media.decode import decoded_size
+from .media.clips import DecodedClip
 from .media.decoded import DecodedSource
 from .media.hashing import content_hash
 from .media.sources import Resolved
+from .media.video import VideoClip, decode_clip, read_header
+from .media.video_frames import select_frames
 from .prompt import Tokenize, prompt_ids
 from .request import ItemTimings, MmInput, Output, OutputItem, Timings
 
@@ -77,15 +80,19 @@ class Plan:
 
 def admit(plan: Plan, inp: MmInput) -> None:
     """Request-level checks that need no I/O."""
-    n = len(inp.images)
+    n = len(inp.images) + len(inp.videos)
     if n == 0:
-        raise InvalidInputError("multimodal request without image sources")
+        raise InvalidInputError("multimodal request without image or video sources")
     if n > plan.limits.max_items:
         raise LimitExceededError(f"multimodal request exceeds {plan.limits.max_items} media items (got {n})")
+    if inp.videos and not plan.capabilities.video:
+        raise UnsupportedError(
+            f"family {plan.hooks.family!r} does not take video", item=len(inp.images)
+        )
 
 
 def _hash(src: Resolved) -> int:
-    return src.hash if isinstance(src, DecodedSource) else content_hash(src)
+    return content_hash(src) if isinstance(src, (bytes, bytearray, memoryview)) else src.hash
 
 
 def _hashes(resolved: Sequence[Resolved]) -> tuple[list[int], list[float]]:
@@ -108,9 +115,24 @@ class _Made:
     cached: bool = False
 
 
-def _make(plan: Plan, src: Resolved, index: int) -> _Made:
+def _clip(plan: Plan, src: bytes | DecodedClip, index: int) -> VideoClip:
+    """A video item's chosen frames, decoded (only those) or selected from given frames."""
+    limits = plan.limits
+    if isinstance(src, DecodedClip):
+        chosen = plan.hooks.sample_frames(src.clip.num_frames, src.clip.fps, index)
+        return src.clip if chosen is None else select_frames(src.clip, chosen)
+    choose = lambda header: plan.hooks.sample_frames(header.total_frames, header.fps, index)  # noqa: E731
+    return decode_clip(src, choose, max_frames=limits.max_video_frames, max_pixels=limits.max_video_pixels)
+
+
+def _make(plan: Plan, src: Resolved, index: int, video: bool) -> _Made:
     t0 = time.perf_counter()
-    if isinstance(src, DecodedSource):
+    if video:
+        try:
+            media = _clip(plan, src, index)
+        except MmError as e:
+            raise e.at_item(index) from None
+    elif isinstance(src, DecodedSource):
         try:
             media = src.to_rgb(plan.decode_options)
         except MmError as e:
@@ -122,10 +144,11 @@ def _make(plan: Plan, src: Resolved, index: int) -> _Made:
     return _Made(item, (media.width, media.height), (t1 - t0) * 1000.0, _ms(t1))
 
 
-def _made(plan: Plan, src: Resolved, digest: int, index: int) -> _Made:
+def _made(plan: Plan, src: Resolved, digest: int, index: int, video: bool) -> _Made:
     if plan.cache is None:
-        return _make(plan, src, index)
-    entry, hit = plan.cache.get_or_compute((*plan.cache_scope, digest), lambda: _make(plan, src, index))
+        return _make(plan, src, index, video)
+    key = (*plan.cache_scope, video, digest)
+    entry, hit = plan.cache.get_or_compute(key, lambda: _make(plan, src, index, video))
     return attrs.evolve(entry, decode_ms=0.0, process_ms=0.0, cached=True) if hit else entry
 
 
@@ -134,28 +157,47 @@ def run(
 ) -> Output:
     """Every step after I/O, in order; ``resolved`` are the request's sources, fetched."""
     t_start = time.perf_counter()
+    modalities = [m for m, _ in inp.sources]
     hashes, hash_ms = _hashes(resolved)
-    first = {h: i for i, h in reversed(list(enumerate(hashes)))}  # digest -> its first index
+    keys = [(m == "video", h) for m, h in zip(modalities, hashes)]
+    first = {k: i for i, k in reversed(list(enumerate(keys)))}  # (video?, digest) -> its first index
     distinct = sorted(first.values())
-    made = dict(zip(distinct, par.try_map(lambda _, i: _made(plan, resolved[i], hashes[i], i), distinct)))
-    ids = prompt_ids(inp, tokenize, plan.capabilities.id_range)
-    per_item = [made[first[h]] for h in hashes]
-    geometries = [m.item.geometry for m in per_item]
-    t0 = time.perf_counter()
-    expanded = apply_layout(ids, plan.hooks.layout(ids, geometries), len(per_item))
-    t1 = time.perf_counter()
-    positions = plan.hooks.positions(len(expanded.input_ids), expanded.offsets, geometries)
-    t2 = time.perf_counter()
+
+    def make(_: int, i: int) -> _Made:
+        return _made(plan, resolved[i], hashes[i], i, modalities[i] == "video")
+
+    made = dict(zip(distinct, par.try_map(make, distinct)))
+    per_item = [made[first[k]] for k in keys]
     items = [
-        OutputItem(m.item.feature, m.item.aux, h, geometry=m.item.geometry, size=m.size, processed_size=m.item.size)
-        for m, h in zip(per_item, hashes)
+        OutputItem(m.item.feature, m.item.aux, h, mod, m.item.geometry, m.size, m.item.size)
+        for m, h, mod in zip(per_item, hashes, modalities)
     ]
     item_times = [
-        ItemTimings(f, hm, *((m.decode_ms, m.process_ms, m.cached) if first[h] == i else (0.0, 0.0, True)))
-        for i, (m, h, f, hm) in enumerate(zip(per_item, hashes, fetch_ms, hash_ms))
+        ItemTimings(f, hm, *((m.decode_ms, m.process_ms, m.cached) if first[k] == i else (0.0, 0.0, True)))
+        for i, (m, k, f, hm) in enumerate(zip(per_item, keys, fetch_ms, hash_ms))
     ]
-    timings = _timings(item_times, (t1 - t0) * 1000.0, (t2 - t1) * 1000.0, sum(fetch_ms) + _ms(t_start))
-    return Output(expanded.input_ids, items, expanded.offsets, positions, plan.spec_json, timings)
+    return _finish(plan, inp, tokenize, items, item_times, t_start, sum(fetch_ms))
+
+
+def _finish(
+    plan: Plan, inp: MmInput, tokenize: Tokenize | None, items: list[OutputItem], item_times: list[ItemTimings],
+    t_start: float, fetch_ms: float,
+) -> Output:
+    """The prompt steps, then the output with its items in prompt order."""
+    ids = prompt_ids(inp, tokenize, plan.capabilities.id_range)
+    geometries = [it.geometry for it in items]
+    modalities = [it.modality for it in items]
+    t0 = time.perf_counter()
+    expanded = apply_layout(ids, plan.hooks.layout(ids, geometries, modalities), len(items))
+    t1 = time.perf_counter()
+    positions = plan.hooks.positions(len(expanded.input_ids), expanded.offsets, geometries, modalities)
+    t2 = time.perf_counter()
+    order = sorted(range(len(items)), key=lambda i: expanded.offsets[i][0])
+    timings = _timings([item_times[i] for i in order], (t1 - t0) * 1000.0, (t2 - t1) * 1000.0, fetch_ms + _ms(t_start))
+    return Output(
+        expanded.input_ids, [items[i] for i in order], [expanded.offsets[i] for i in order], positions,
+        plan.spec_json, timings,
+    )
 
 
 def _timings(items: list[ItemTimings], layout_ms: float, positions_ms: float, total_ms: float) -> Timings:
@@ -176,27 +218,28 @@ def count(
 ) -> Output:
     """:func:`run` without pixels: the same ids, offsets and positions, no features."""
     t_start = time.perf_counter()
+    modalities = [m for m, _ in inp.sources]
     hashes, hash_ms = _hashes(resolved)
 
     def one(i: int, src: Resolved) -> tuple[tuple[int, int], Any]:
+        frames = fps = None
         try:
-            size = src.size(plan.decode_options) if isinstance(src, DecodedSource) else decoded_size(src, plan.decode_options)
+            if isinstance(src, DecodedClip):
+                size, frames, fps = (src.clip.width, src.clip.height), src.clip.num_frames, src.clip.fps
+            elif modalities[i] == "video":
+                header = read_header(src)
+                size, frames, fps = (header.width, header.height), header.total_frames, header.fps
+            elif isinstance(src, DecodedSource):
+                size = src.size(plan.decode_options)
+            else:
+                size = decoded_size(src, plan.decode_options)
         except MmError as e:
             raise e.at_item(i) from None
-        return size, plan.hooks.plan_item(*size, item=i)
+        return size, plan.hooks.plan_item(*size, frames, fps, item=i)
 
     planned = par.try_map(one, resolved)
-    ids = prompt_ids(inp, tokenize, plan.capabilities.id_range)
-    geometries = [p.geometry for _, p in planned]
-    t0 = time.perf_counter()
-    expanded = apply_layout(ids, plan.hooks.layout(ids, geometries), len(planned))
-    t1 = time.perf_counter()
-    positions = plan.hooks.positions(len(expanded.input_ids), expanded.offsets, geometries)
-    t2 = time.perf_counter()
     items = [
-        OutputItem(None, {}, h, geometry=p.geometry, size=size, processed_size=p.size)
-        for (size, p), h in zip(planned, hashes)
+        OutputItem(None, {}, h, mod, p.geometry, size, p.size) for (size, p), h, mod in zip(planned, hashes, modalities)
     ]
     item_times = [ItemTimings(f, hm, 0.0, 0.0, False) for f, hm in zip(fetch_ms, hash_ms)]
-    timings = _timings(item_times, (t1 - t0) * 1000.0, (t2 - t1) * 1000.0, sum(fetch_ms) + _ms(t_start))
-    return Output(expanded.input_ids, items, expanded.offsets, positions, plan.spec_json, timings)
+    return _finish(plan, inp, tokenize, items, item_times, t_start, sum(fetch_ms))

@@ -111,30 +111,51 @@ class FamilyHooks:
             )
         return out
 
-    def layout(self, input_ids: np.ndarray, geometries: Sequence[Geometry]) -> TokenLayout:
-        out = self._call("mm_layout", input_ids=input_ids, geometries=geometries)
+    def sample_frames(self, total_frames: int, fps: float | None, item: int) -> list[int] | None:
+        try:
+            out = self._hook.mm_sample_frames(total_frames=total_frames, fps=fps)
+        except MmError as e:
+            raise e.at_item(item)
+        except Exception as e:
+            raise InternalError(f"family {self.family!r} raised {type(e).__name__} in mm_sample_frames: {e}", item=item) from e
+        return None if out is None else list(out)
+
+    def layout(self, input_ids: np.ndarray, geometries: Sequence[Geometry], modalities: Sequence[str]) -> TokenLayout:
+        out = self._call("mm_layout", input_ids=input_ids, geometries=geometries, modalities=modalities)
         if not isinstance(out, TokenLayout):
             raise InternalError(f"family {self.family!r}: mm_layout returned {type(out).__name__}")
         return out
 
-    def positions(self, input_len: int, offsets: Sequence[tuple[int, int]], geometries: Sequence[Geometry]) -> Positions:
-        return self._call("mm_positions", input_len=input_len, offsets=offsets, geometries=geometries)
+    def positions(
+        self, input_len: int, offsets: Sequence[tuple[int, int]], geometries: Sequence[Geometry], modalities: Sequence[str]
+    ) -> Positions:
+        return self._call(
+            "mm_positions", input_len=input_len, offsets=offsets, geometries=geometries, modalities=modalities
+        )
 
-    def _size_hook(self, name: str, width: int, height: int, item: int | None) -> Any:
+    def _size_hook(
+        self, name: str, width: int, height: int, frames: int | None, fps: float | None, item: int | None
+    ) -> Any:
         if not getattr(self._hook, name).get_hookimpls():
             raise UnsupportedError(f"family {self.family!r} does not implement {name} (no token counts without pixels)")
         try:
             width = check_int(width, "image width", minimum=1, error=MediaError)
             height = check_int(height, "image height", minimum=1, error=MediaError)
+            if frames is not None:
+                frames = check_int(frames, "video frames", minimum=1, error=MediaError)
+                if fps is not None and not (isinstance(fps, (int, float)) and not isinstance(fps, bool) and fps > 0):
+                    raise MediaError(f"video fps must be a positive number, got {fps!r}")
         except MmError as e:
             raise e if item is None else e.at_item(item)
-        return self._call(name, item, width=width, height=height)
+        return self._call(name, item, width=width, height=height, frames=frames, fps=fps)
 
-    def num_media_tokens(self, width: int, height: int) -> int:
-        return int(self._size_hook("mm_num_media_tokens", width, height, None))
+    def num_media_tokens(self, width: int, height: int, frames: int | None = None, fps: float | None = None) -> int:
+        return int(self._size_hook("mm_num_media_tokens", width, height, frames, fps, None))
 
-    def plan_item(self, width: int, height: int, item: int | None = None) -> ItemPlan:
-        out = self._size_hook("mm_plan_item", width, height, item)
+    def plan_item(
+        self, width: int, height: int, frames: int | None = None, fps: float | None = None, item: int | None = None
+    ) -> ItemPlan:
+        out = self._size_hook("mm_plan_item", width, height, frames, fps, item)
         if not isinstance(out, ItemPlan):
             raise InternalError(f"family {self.family!r}: mm_plan_item returned {type(out).__name__}", item=item)
         return out

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
     from .carriers import Capabilities, DecodedImage, DecodeOptions, Geometry, ItemPlan, Positions, ProcessedItem
     from .layout import TokenLayout
+    from .media.video import VideoClip
     from .request import OutputItem
 
 PROJECT = "mm_framework"
@@ -77,7 +78,9 @@ class FamilySpecs:
 
     @hookspec(firstresult=True)
     def mm_capabilities(self) -> Capabilities:
-        """Which modalities the family accepts; the default is images only.
+        """Which modalities the family accepts (``Capabilities.video``) and its prompt id
+        range; the default is images only, any int64 id. A request with a video for a
+        family without video is rejected with ``UnsupportedError`` before any I/O.
 
         Called once when the pipeline is built.
         """
@@ -100,8 +103,21 @@ class FamilySpecs:
         """
 
     @hookspec(firstresult=True)
-    def mm_process_item(self, media: DecodedImage) -> ProcessedItem:
-        """The reference processor's work for one decoded item.
+    def mm_sample_frames(self, total_frames: int, fps: float | None) -> Sequence[int] | None:
+        """Which frames of a clip the family uses, in output order (repeats allowed), from
+        the clip's frame count and source frame rate (``None`` when a decoded clip came
+        without one). Return ``None`` for every frame (the default).
+
+        Called per video item before its frames are decoded: only the chosen frames are
+        converted, and the driver checks the video limits on them. Raise ``MediaError``
+        for clips the family rejects (too short, unsampleable).
+        """
+
+    @hookspec(firstresult=True)
+    def mm_process_item(self, media: DecodedImage | VideoClip) -> ProcessedItem:
+        """The reference processor's work for one decoded item: a ``DecodedImage``, or for
+        a video a ``VideoClip`` (the chosen frames ``[T, H, W, 3]``, their source
+        ``indices``, ``total_frames`` and ``fps``).
 
         Called once per item, concurrently from worker threads with one shared family
         object: it must be pure and thread-safe (no mutable shared state). It may split
@@ -110,17 +126,24 @@ class FamilySpecs:
         """
 
     @hookspec(firstresult=True)
-    def mm_layout(self, input_ids: np.ndarray, geometries: Sequence[Geometry]) -> TokenLayout:
+    def mm_layout(
+        self, input_ids: np.ndarray, geometries: Sequence[Geometry], modalities: Sequence[str]
+    ) -> TokenLayout:
         """Describe how the prompt expands around the request's items.
 
-        ``input_ids`` is the original int64 prompt, ``geometries`` each item's geometry in
-        input order. Called once per request on the caller's thread. Return a value; the
+        ``input_ids`` is the original int64 prompt, ``geometries`` each item's geometry and
+        ``modalities`` its ``"image"`` or ``"video"``, by item number (images first, then
+        videos; the k-th placeholder of a modality is usually its k-th item). Called once per request on the caller's thread. Return a value; the
         driver applies and validates it.
         """
 
     @hookspec(firstresult=True)
     def mm_positions(
-        self, input_len: int, offsets: Sequence[tuple[int, int]], geometries: Sequence[Geometry]
+        self,
+        input_len: int,
+        offsets: Sequence[tuple[int, int]],
+        geometries: Sequence[Geometry],
+        modalities: Sequence[str],
     ) -> Positions:
         """Position ids for the expanded prompt. Default: ``Rope1D()``.
 
@@ -129,8 +152,9 @@ class FamilySpecs:
         """
 
     @hookspec(firstresult=True)
-    def mm_num_media_tokens(self, width: int, height: int) -> int:
-        """Token count of one ``width`` x ``height`` image, without touching pixels.
+    def mm_num_media_tokens(self, width: int, height: int, frames: int | None, fps: float | None) -> int:
+        """Token count of one ``width`` x ``height`` image (``frames`` None), or of a clip of
+        ``frames`` source frames at ``fps``, without touching pixels.
 
         For routers and schedulers; must equal the span ``mm_process_item`` +
         ``mm_layout`` produce for an image of that decoded size. Raise ``MediaError`` for
@@ -138,9 +162,10 @@ class FamilySpecs:
         """
 
     @hookspec(firstresult=True)
-    def mm_plan_item(self, width: int, height: int) -> ItemPlan:
-        """What ``mm_process_item`` will make of a ``width`` x ``height`` decoded image,
-        decided without pixels: its geometry and the ``(width, height)`` it is processed at.
+    def mm_plan_item(self, width: int, height: int, frames: int | None, fps: float | None) -> ItemPlan:
+        """What ``mm_process_item`` will make of a ``width`` x ``height`` decoded image (or,
+        with ``frames`` and ``fps``, a clip of that many source frames), decided without
+        pixels: its geometry and the ``(width, height)`` it is processed at.
 
         Must equal the ``geometry`` and ``size`` of the ``ProcessedItem`` for an image of
         that size (the conformance suite checks it). It lets

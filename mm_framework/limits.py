@@ -24,3 +24,7 @@ class Limits:
     max_request_bytes: int = attrs.field(default=256 * MiB, validator=_positive)
     max_source_bytes: int = attrs.field(default=64 * MiB, validator=_positive)
     max_image_pixels: int = attrs.field(default=DEFAULT_MAX_IMAGE_PIXELS, validator=_positive)
+    # Frames kept per clip, and their pixels all together: checked from the stream header
+    # before any frame is decoded. 1 GiPx of RGB is 3 GiB, the most one clip may take.
+    max_video_frames: int = attrs.field(default=1024, validator=_positive)
+    max_video_pixels: int = attrs.field(default=1 << 30, validator=_positive)

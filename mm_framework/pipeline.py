@@ -102,12 +102,16 @@ class Pipeline:
     def _fetch(self, inp: MmInput) -> tuple[list[Resolved], list[float]]:
         driver.admit(self._plan, inp)
         times: list[float] = []
-        return resolve_sources(inp.images, limits=self._plan.limits, policy=self._policy, times=times), times
+        sources, videos = _sources(inp)
+        return resolve_sources(sources, limits=self._plan.limits, policy=self._policy, times=times, videos=videos), times
 
     async def _fetch_async(self, inp: MmInput) -> tuple[list[Resolved], list[float]]:
         driver.admit(self._plan, inp)
         times: list[float] = []
-        resolved = await resolve_sources_async(inp.images, limits=self._plan.limits, policy=self._policy, times=times)
+        sources, videos = _sources(inp)
+        resolved = await resolve_sources_async(
+            sources, limits=self._plan.limits, policy=self._policy, times=times, videos=videos
+        )
         return resolved, times
 
     def process(self, inp: MmInput, *, tokenize: Tokenize | None = None) -> Output:
@@ -200,13 +204,19 @@ class Pipeline:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
 
-    def num_media_tokens(self, width: int, height: int) -> int:
-        """Tokens one ``width`` x ``height`` image expands to, without any pixels."""
-        return self._plan.hooks.num_media_tokens(width, height)
+    def num_media_tokens(self, width: int, height: int, *, frames: int | None = None, fps: float | None = None) -> int:
+        """Tokens one ``width`` x ``height`` image expands to, without any pixels; with
+        ``frames`` (the clip's source frame count) and ``fps``, one video's."""
+        return self._plan.hooks.num_media_tokens(width, height, frames, fps)
 
     def model_kwargs(self, out: Output) -> dict[str, np.ndarray]:
         """The model runner's keyword tensors for ``out``'s items, as this family defines them."""
         return self._plan.hooks.model_kwargs(out.items)
+
+
+def _sources(inp: MmInput) -> tuple[list[Any], list[bool]]:
+    pairs = inp.sources
+    return [src for _, src in pairs], [m == "video" for m, _ in pairs]
 
 
 def _rebuild(spec: dict[str, Any], limits: Limits, policy: FetchPolicy | None, cache: FeatureCache | None) -> Pipeline:

@@ -55,16 +55,59 @@ def input_ids_array(value: Any, what: str = "input_ids") -> np.ndarray:
 
 
 @attrs.frozen(eq=False)
-class MmInput:
-    """One request: media sources plus the prompt as ids (preferred) or text."""
+class VideoFrames:
+    """A clip the caller already decoded: ``frames`` is one ``[T, H, W, 3]`` uint8 array or
+    a sequence of frames (``[H, W, 3]`` uint8 arrays, PIL images, or encoded image sources),
+    with the metadata transformers takes alongside arrays: the source ``fps``, and the
+    source frame ``indices`` of the frames with the source's ``total_frames``."""
 
-    images: tuple[ImageSource, ...] = attrs.field(converter=_image_sources)
+    frames: Any = attrs.field(repr=False)
+    fps: float | None = None
+    indices: tuple[int, ...] | None = attrs.field(default=None, converter=lambda v: None if v is None else tuple(v))
+    total_frames: int | None = None
+
+
+# A video is an encoded clip (any form an image source can take) or decoded frames.
+VideoSource = Union[bytes, bytearray, memoryview, str, "os.PathLike[str]", VideoFrames, np.ndarray]
+
+
+def _video_sources(value: Any) -> tuple[Any, ...]:
+    if isinstance(value, (bytes, bytearray, memoryview, str, os.PathLike, VideoFrames, np.ndarray)):
+        raise InvalidInputError("videos must be a sequence of sources, not a single source")
+    items = []
+    for i, src in enumerate(value):
+        if isinstance(src, (list, tuple)):  # a bare sequence of frames
+            src = VideoFrames(src)
+        if not isinstance(src, (bytes, bytearray, memoryview, str, os.PathLike, VideoFrames, np.ndarray)):
+            raise InvalidInputError(
+                f"unsupported video source type {type(src).__name__}; expected an encoded clip (bytes, str, "
+                f"a pathlib.Path), a uint8 [T, H, W, 3] array, a list of frames or VideoFrames"
+            )
+        items.append(src)
+    return tuple(items)
+
+
+@attrs.frozen(eq=False)
+class MmInput:
+    """One request: media sources plus the prompt as ids (preferred) or text.
+
+    Items are numbered images first, then videos (``err.item`` and the ``item N:`` of
+    messages use this numbering); the output lists them in prompt order.
+    """
+
+    images: tuple[ImageSource, ...] = attrs.field(converter=_image_sources, factory=tuple)
     input_ids: np.ndarray | None = attrs.field(
         default=None, converter=lambda v: None if v is None else input_ids_array(v)
     )
     text: str | None = attrs.field(
         default=None, validator=attrs.validators.optional(attrs.validators.instance_of(str))
     )
+    videos: tuple[VideoSource, ...] = attrs.field(converter=_video_sources, factory=tuple)
+
+    @property
+    def sources(self) -> tuple[tuple[str, Any], ...]:
+        """``(modality, source)`` of every item, in item-number order."""
+        return tuple(("image", s) for s in self.images) + tuple(("video", s) for s in self.videos)
 
 
 @attrs.frozen

@@ -63,7 +63,7 @@ def test_three_images_in_input_order(toy_pipe):
 
 
 def test_no_images_rejected(toy_pipe):
-    with pytest.raises(mmf.InvalidInputError, match="without image sources"):
+    with pytest.raises(mmf.InvalidInputError, match="without image or video sources"):
         run(toy_pipe, [], [1])
 
 

@@ -60,6 +60,8 @@ from PIL import Image
 
 from ..errors import InvalidInputError, LimitExceededError, MediaError, MmError
 from ..limits import Limits
+from ..request import VideoFrames
+from .clips import DecodedClip, take_clip
 from .decoded import DecodedSource, take_decoded
 from .files import read_file
 from .http import http_get, http_get_async
@@ -178,13 +180,15 @@ def _looks_like_a_path(text: str) -> bool:
 # --------------------------------------------------------------------------- entry points
 
 
-Resolved = Union[bytes, DecodedSource]
+Resolved = Union[bytes, DecodedSource, DecodedClip]
 
 
-def _inline(src: Any, limits: Limits, budget: ByteBudget, policy: FetchPolicy) -> Resolved | None:
-    """Sources that need no I/O, resolved here; None for the string and path forms."""
+def _inline(src: Any, limits: Limits, budget: ByteBudget, policy: FetchPolicy, video: bool = False) -> Resolved | None:
+    """Sources that need no network, resolved here; None for the string and path forms."""
     if isinstance(src, (bytes, bytearray, memoryview)):
         return take_bytes(src, limits.max_source_bytes, budget)
+    if video and isinstance(src, (VideoFrames, np.ndarray)):
+        return take_clip(src, limits, budget, lambda frame: _resolve_one(frame, limits, budget, policy))
     if isinstance(src, (Image.Image, np.ndarray)):
         return take_decoded(src, limits.max_image_pixels, budget)
     if not isinstance(src, (str, os.PathLike)):
@@ -202,8 +206,8 @@ def _form_of(src: str | os.PathLike[str], policy: FetchPolicy) -> tuple[str, str
     return src, form
 
 
-def _resolve_one(src: Any, limits: Limits, budget: ByteBudget, policy: FetchPolicy) -> Resolved:
-    done = _inline(src, limits, budget, policy)
+def _resolve_one(src: Any, limits: Limits, budget: ByteBudget, policy: FetchPolicy, video: bool = False) -> Resolved:
+    done = _inline(src, limits, budget, policy, video)
     if done is not None:
         return done
     text, form = _form_of(src, policy)
@@ -213,12 +217,18 @@ def _resolve_one(src: Any, limits: Limits, budget: ByteBudget, policy: FetchPoli
 
 
 def resolve_sources(
-    sources: Sequence[Any], *, limits: Limits, policy: FetchPolicy | None = None, times: list[float] | None = None
+    sources: Sequence[Any],
+    *,
+    limits: Limits,
+    policy: FetchPolicy | None = None,
+    times: list[float] | None = None,
+    videos: Sequence[bool] = (),
 ) -> list[Resolved]:
     """Resolve every source inline on the caller's thread, sequentially, in input order.
 
     The first failure rejects the request, attributed to its item index. ``times``, when
-    given, receives each source's milliseconds.
+    given, receives each source's milliseconds. ``videos[i]`` marks item ``i`` a video,
+    whose decoded frames become a :class:`~.clips.DecodedClip`.
     """
     policy = DEFAULT_POLICY if policy is None else policy
     budget = ByteBudget(limits.max_request_bytes)
@@ -226,7 +236,7 @@ def resolve_sources(
     for i, src in enumerate(sources):
         t0 = time.perf_counter()
         try:
-            out.append(_resolve_one(src, limits, budget, policy))
+            out.append(_resolve_one(src, limits, budget, policy, i < len(videos) and videos[i]))
         except MmError as e:
             raise e.at_item(i) from None
         if times is not None:
@@ -260,7 +270,12 @@ async def _all_or_first_error(jobs: Sequence[Awaitable[T]]) -> list[T]:
 
 
 async def resolve_sources_async(
-    sources: Sequence[Any], *, limits: Limits, policy: FetchPolicy | None = None, times: list[float] | None = None
+    sources: Sequence[Any],
+    *,
+    limits: Limits,
+    policy: FetchPolicy | None = None,
+    times: list[float] | None = None,
+    videos: Sequence[bool] = (),
 ) -> list[Resolved]:
     """Like :func:`resolve_sources`, concurrently and without blocking the event loop.
 
@@ -277,17 +292,17 @@ async def resolve_sources_async(
     async def one(i: int, src: Any) -> Resolved:
         t0 = time.perf_counter()
         try:
-            return await fetch(src)
+            return await fetch(src, i < len(videos) and videos[i])
         except MmError as e:
             raise e.at_item(i) from None
         finally:
             took[i] = (time.perf_counter() - t0) * 1000.0
 
-    async def fetch(src: Any) -> Resolved:
+    async def fetch(src: Any, video: bool) -> Resolved:
         if isinstance(src, (bytes, bytearray, memoryview)):
             return take_bytes(src, cap, budget)
         if not isinstance(src, (str, os.PathLike)):  # pixels: a copy, off the loop
-            return await asyncio.to_thread(_inline, src, limits, budget, policy)
+            return await asyncio.to_thread(_inline, src, limits, budget, policy, video)
         text, form = _form_of(src, policy)
         async with gate:
             if form in HTTP_FORMS:

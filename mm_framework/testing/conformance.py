@@ -208,7 +208,7 @@ class FamilyConformance:
 
     def test_layout_without_placeholders(self, pipeline, prompt_for):
         ids = np.asarray(prompt_for(0), dtype=np.int64)
-        expanded = apply_layout(ids, pipeline.hooks.layout(ids, []), 0)
+        expanded = apply_layout(ids, pipeline.hooks.layout(ids, [], []), 0)
         assert expanded.input_ids.tolist() == ids.tolist() and expanded.offsets == ()
 
     @pytest.mark.parametrize("n", [1, 3])

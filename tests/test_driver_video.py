@@ -1,0 +1,182 @@
+"""The driver with videos: capability gate, every video source form, prompt order across
+modalities, limits, dedupe and token counts, through a tiny in-process video family."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pytest
+from PIL import Image
+
+import mm_framework as mmf
+from mm_framework.testing import assert_same_output
+
+from conftest import png_bytes
+
+IMG_ID, VID_ID = 1, 2
+RNG = np.random.default_rng(5)
+FRAMES = RNG.integers(0, 256, (6, 16, 24, 3), dtype=np.uint8)
+
+
+class ToyVideoFamily:
+    """Images: one token, the mean colour. Videos: every other frame, one token per kept
+    frame, each the frame's mean colour."""
+
+    def __init__(self, params):
+        self.params = params
+
+    @mmf.hookimpl
+    def mm_capabilities(self):
+        return mmf.Capabilities(video=True)
+
+    @mmf.hookimpl
+    def mm_sample_frames(self, total_frames, fps):
+        return list(range(0, total_frames, 2))
+
+    @mmf.hookimpl
+    def mm_process_item(self, media):
+        if isinstance(media, mmf.VideoClip):
+            feat = media.frames.reshape(media.num_frames, -1, 3).mean(axis=1)
+            return mmf.ProcessedItem(mmf.Tensor.f32(feat), geometry=mmf.Grid(media.num_frames, 1, 1),
+                                     size=(media.width, media.height))
+        return mmf.ProcessedItem(mmf.Tensor.f32(media.rgb.reshape(-1, 3).mean(axis=0, keepdims=True)),
+                                 geometry=mmf.Grid(1, 1, 1), size=(media.width, media.height))
+
+    @mmf.hookimpl
+    def mm_plan_item(self, width, height, frames, fps):
+        t = 1 if frames is None else len(range(0, frames, 2))
+        return mmf.ItemPlan(mmf.Grid(t, 1, 1), (width, height))
+
+    @mmf.hookimpl
+    def mm_num_media_tokens(self, width, height, frames, fps):
+        return self.mm_plan_item(width, height, frames, fps).geometry.t
+
+    @mmf.hookimpl
+    def mm_layout(self, input_ids, geometries, modalities):
+        # The k-th placeholder of a modality is that modality's k-th item.
+        segments, text_start = [], 0
+        queues = {m: [i for i, mm in enumerate(modalities) if mm == m] for m in ("image", "video")}
+        for pos, tok in enumerate(input_ids.tolist()):
+            kind = {IMG_ID: "image", VID_ID: "video"}.get(tok)
+            if kind is None:
+                continue
+            if not queues[kind]:
+                raise mmf.LayoutError(f"more {kind} placeholders than {kind}s")
+            item = queues[kind].pop(0)
+            if pos > text_start:
+                segments.append(mmf.Text(text_start, pos))
+            segments.append(mmf.Media(item, mmf.Repeat(tok, geometries[item].t)))
+            text_start = pos + 1
+        if text_start < len(input_ids):
+            segments.append(mmf.Text(text_start, len(input_ids)))
+        return mmf.TokenLayout(segments)
+
+
+class ToyVideoPlugin:
+    @mmf.hookimpl
+    def mm_register_families(self, register):
+        register("toyvid", ToyVideoFamily)
+
+
+@pytest.fixture
+def pipe():
+    name = mmf.plugins.register(ToyVideoPlugin(), name="toyvid-plugin")
+    try:
+        yield mmf.pipeline_from_spec({"family": "toyvid"})
+    finally:
+        mmf.plugins.unregister(name)
+
+
+def encode_clip(frames: np.ndarray, fps: int = 10) -> bytes:
+    av = pytest.importorskip("av")
+    buf = io.BytesIO()
+    with av.open(buf, "w", format="mp4") as out:
+        stream = out.add_stream("mpeg4", rate=fps)
+        stream.width, stream.height, stream.pix_fmt = frames.shape[2], frames.shape[1], "yuv420p"
+        for f in frames:
+            for packet in stream.encode(av.VideoFrame.from_ndarray(f, format="rgb24")):
+                out.mux(packet)
+        for packet in stream.encode():
+            out.mux(packet)
+    return buf.getvalue()
+
+
+def test_family_without_video_rejects_a_video_before_any_io(toy_pipe):
+    with pytest.raises(mmf.UnsupportedError, match="item 1: family 'toy' does not take video") as e:
+        toy_pipe.process(mmf.MmInput(images=[png_bytes(4, 4)], videos=["https://unreachable.invalid/x.mp4"],
+                                     input_ids=[1]))
+    assert e.value.item == 1
+
+
+def test_items_come_out_in_prompt_order_with_their_modality(pipe):
+    img = png_bytes(8, 8)
+    out = pipe.process(mmf.MmInput(images=[img, img], videos=[FRAMES], input_ids=[7, IMG_ID, 8, VID_ID, 9, IMG_ID]))
+    assert [it.modality for it in out.items] == ["image", "video", "image"]
+    assert out.offsets == ((1, 1), (3, 5), (7, 7))
+    assert out.input_ids.tolist() == [7, 1, 8, 2, 2, 2, 9, 1]
+    video = out.items[1]
+    assert video.feature.shape == (3, 3) and video.size == (24, 16) and video.geometry == mmf.Grid(3, 1, 1)
+    want = FRAMES[::2].reshape(3, -1, 3).mean(axis=1).astype(np.float32)
+    assert np.array_equal(video.feature.array, want)
+
+
+def test_every_decoded_clip_form_gives_the_same_item(pipe):
+    forms = [FRAMES, list(FRAMES), [Image.fromarray(f) for f in FRAMES], mmf.VideoFrames(FRAMES, fps=10.0),
+             [png_bytes_of(f) for f in FRAMES]]
+    outs = [pipe.process(mmf.MmInput(videos=[v], input_ids=[VID_ID])) for v in forms]
+    for k, out in enumerate(outs[1:], 1):
+        assert out.items[0].feature == outs[0].items[0].feature, f"form {k}"
+    # The hash covers the metadata too: fps changes it.
+    assert outs[0].items[0].hash == outs[1].items[0].hash != outs[3].items[0].hash
+
+
+def png_bytes_of(frame: np.ndarray) -> bytes:
+    buf = io.BytesIO()
+    Image.fromarray(frame).save(buf, "PNG")
+    return buf.getvalue()
+
+
+def test_encoded_clip_decodes_only_the_chosen_frames(pipe):
+    data = encode_clip(FRAMES)
+    out = pipe.process(mmf.MmInput(videos=[data], input_ids=[VID_ID]))
+    assert out.items[0].geometry == mmf.Grid(3, 1, 1) and out.items[0].hash == mmf.content_hash(data)
+    counted = pipe.count_tokens(mmf.MmInput(videos=[data], input_ids=[VID_ID]))
+    assert counted.input_ids.tolist() == out.input_ids.tolist() and counted.items[0].geometry == mmf.Grid(3, 1, 1)
+    assert pipe.num_media_tokens(24, 16, frames=6, fps=10.0) == 3
+
+
+def test_video_limits_name_the_item(pipe):
+    tight = mmf.pipeline_from_spec({"family": "toyvid"}, limits=mmf.Limits(max_video_frames=5))
+    with pytest.raises(mmf.LimitExceededError, match="item 1: video: 6 frames, above the limit of 5 frames per clip"):
+        tight.process(mmf.MmInput(images=[png_bytes(4, 4)], videos=[FRAMES], input_ids=[IMG_ID, VID_ID]))
+    pixels = mmf.pipeline_from_spec({"family": "toyvid"}, limits=mmf.Limits(max_video_pixels=6 * 16 * 24 - 1))
+    with pytest.raises(mmf.LimitExceededError, match="item 0: video: 6 frames of 24x16"):
+        pixels.process(mmf.MmInput(videos=[FRAMES], input_ids=[VID_ID]))
+
+
+@pytest.mark.parametrize("bad, match", [
+    (np.zeros((2, 4, 4), np.uint8), r"uint8 \[T, H, W, 3\]"),
+    ([np.zeros((4, 4, 3), np.uint8), np.zeros((5, 4, 3), np.uint8)], "frame 1 is"),
+    (mmf.VideoFrames(FRAMES, indices=[0, 1]), "need total_frames"),
+    (mmf.VideoFrames(FRAMES, fps=-1.0), "fps must be a positive finite number"),
+])
+def test_bad_decoded_clips_are_rejected(pipe, bad, match):
+    with pytest.raises(mmf.InvalidInputError, match=f"item 0: video: .*{match}"):
+        pipe.process(mmf.MmInput(videos=[bad], input_ids=[VID_ID]))
+
+
+def test_undecodable_clip_is_a_media_error(pipe):
+    pytest.importorskip("av")
+    with pytest.raises(mmf.MediaError, match="item 0: video"):
+        pipe.process(mmf.MmInput(videos=[b"not a clip at all"], input_ids=[VID_ID]))
+
+
+def test_same_clip_twice_is_processed_once_and_cached_across_requests(pipe):
+    cache = mmf.FeatureCache(1 << 20)
+    cached = mmf.pipeline_from_spec({"family": "toyvid"}, cache=cache)
+    out = cached.process(mmf.MmInput(videos=[FRAMES, FRAMES], input_ids=[VID_ID, VID_ID]))
+    assert [t.cached for t in out.timings.items] == [False, True]
+    again = cached.process(mmf.MmInput(videos=[FRAMES], input_ids=[VID_ID]))
+    assert again.timings.items[0].cached and cache.stats().entries == 1
+    assert_same_output(again, pipe.process(mmf.MmInput(videos=[FRAMES], input_ids=[VID_ID])), "cached video")
