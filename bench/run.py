@@ -80,9 +80,9 @@ def _register_families() -> None:
 
 def cases(quick: bool) -> list[dict[str, Any]]:
     out = [
-        {"label": "qwen_vl qwen2_vl pil", "preset": "qwen2_vl", "backend": "pil",
+        {"label": "qwen_vl qwen2_vl pil", "preset": "qwen2_vl_class_defaults", "backend": "pil",
          "inputs": ("jpeg_640x480", "jpeg_1280x960", "png_screenshot_1920x1080", "request_8_images")},
-        {"label": "qwen_vl qwen2_vl torchvision", "preset": "qwen2_vl", "backend": "torchvision",
+        {"label": "qwen_vl qwen2_vl torchvision", "preset": "qwen2_vl_class_defaults", "backend": "torchvision",
          "inputs": ("jpeg_1280x960", "request_8_images")},
         {"label": "qwen_vl qwen2_5_vl pil", "preset": "qwen2_5_vl", "backend": "pil", "inputs": ("jpeg_4000x3000",)},
         {"label": "qwen_vl qwen3_vl pil", "preset": "qwen3_vl", "backend": "pil", "inputs": ("jpeg_1280x960",)},
@@ -418,7 +418,7 @@ def run_probe(job: dict[str, Any]) -> dict[str, Any]:
 def memory_jobs() -> list[dict[str, Any]]:
     jobs = []
     cores = os.cpu_count() or 1
-    for preset, input_name in (("qwen2_vl", "jpeg_1280x960"), ("qwen2_vl", "request_8_images"), ("qwen2_5_vl", "jpeg_4000x3000")):
+    for preset, input_name in (("qwen2_vl_class_defaults", "jpeg_1280x960"), ("qwen2_vl_class_defaults", "request_8_images"), ("qwen2_5_vl", "jpeg_4000x3000")):
         spec = mmf.preset(preset)
         for threads in ("inline", cores):
             jobs.append({"label": f"ours {preset} pil", "kind": "ours", "spec": spec, "input": input_name, "threads": threads})
@@ -620,7 +620,7 @@ def main() -> None:
             print(case["label"], "scaling", {k: round(v, 1) for k, v in scale[case["label"]].items()}, flush=True)
     stage = {}
     if not args.only or "qwen2_vl pil" in args.only:
-        stage["qwen2_vl pil, jpeg_1280x960"] = stages_qwen("qwen2_vl", "jpeg_1280x960", args.passes, args.min_time)
+        stage["qwen2_vl pil, jpeg_1280x960"] = stages_qwen("qwen2_vl_class_defaults", "jpeg_1280x960", args.passes, args.min_time)
     if _inkling_plugin is not None and (not args.only or "inkling" in args.only):
         stage["inkling default, jpeg_1280x960"] = stages_inkling("jpeg_1280x960", args.passes, args.min_time)
     mem = []

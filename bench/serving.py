@@ -56,7 +56,7 @@ def interleaved(contenders: dict, passes: int, min_time: float) -> dict[str, flo
 
 def cache_bench(passes: int) -> dict[str, float]:
     data = inputs()["jpeg_1280x960"].images[0]
-    spec = mmf.preset("qwen2_vl")
+    spec = mmf.preset("qwen2_vl_class_defaults")
     inp = mmf.MmInput(images=[data], input_ids=[1, spec["image_token_id"], 2])
     plain = mmf.pipeline_from_spec(spec)
     cached = mmf.pipeline_from_spec(spec, cache=mmf.FeatureCache(256 << 20))
@@ -92,7 +92,7 @@ def many_bench(passes: int, latency: float) -> dict[str, float]:
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         base = f"http://127.0.0.1:{server.server_address[1]}"
-        spec = mmf.preset("qwen2_vl")
+        spec = mmf.preset("qwen2_vl_class_defaults")
         pipe = mmf.pipeline_from_spec(spec)
         reqs = [mmf.MmInput(images=[f"{base}/{k}.jpg"], input_ids=[1, spec["image_token_id"], 2]) for k in range(32)]
         loop = [pipe.process(r) for r in reqs]

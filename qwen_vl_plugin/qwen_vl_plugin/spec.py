@@ -105,12 +105,17 @@ def _preset(image_token_id: int, patch_size: int, min_pixels: int, max_pixels: i
     ).to_dict()
 
 
-# qwen2_vl: the transformers class defaults. qwen2_5_vl: the published Qwen2-VL and
-# Qwen2.5-VL *-Instruct preprocessor_config.json (max 16384 merged 28x28 blocks).
-# qwen3_vl / qwen3_5: the published Qwen3-VL and Qwen3.5 preprocessor configs; Qwen3.5
-# has its own vocabulary, where <|image_pad|> is 248056.
+# Each preset is a published checkpoint's preprocessor_config.json (the README's preset
+# table names them): qwen2_vl Qwen/Qwen2-VL-7B-Instruct, qwen2_5_vl
+# Qwen/Qwen2.5-VL-7B-Instruct (both 3136 .. 12845056 pixels: 16384 merged 28x28 blocks),
+# qwen3_vl Qwen/Qwen3-VL-8B-Instruct and qwen3_5 Qwen/Qwen3.5-9B, whose vocabulary puts
+# <|image_pad|> at 248056. Every size of a generation shares these values.
+# qwen2_vl_class_defaults is transformers' Qwen2VLImageProcessor with no config at all
+# (max 1003520 pixels): no checkpoint ships it; it stays for comparisons with code that
+# builds the processor bare.
 PRESETS: dict[str, dict[str, Any]] = {
-    "qwen2_vl": _preset(151655, 14, 56 * 56, 28 * 28 * 1280, CLIP_MEAN, CLIP_STD),
+    "qwen2_vl": _preset(151655, 14, 56 * 56, 14 * 14 * 4 * 16384, CLIP_MEAN, CLIP_STD),
+    "qwen2_vl_class_defaults": _preset(151655, 14, 56 * 56, 28 * 28 * 1280, CLIP_MEAN, CLIP_STD),
     "qwen2_5_vl": _preset(151655, 14, 56 * 56, 14 * 14 * 4 * 16384, CLIP_MEAN, CLIP_STD),
     "qwen3_vl": _preset(151655, 16, 65536, 16777216, HALF, HALF),
     "qwen3_5": _preset(248056, 16, 65536, 16777216, HALF, HALF),

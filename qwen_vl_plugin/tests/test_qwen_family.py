@@ -13,7 +13,7 @@ from PIL import Image
 import mm_framework as mmf
 from mm_framework import par
 
-Q2 = mmf.preset("qwen2_vl")
+Q2 = mmf.preset("qwen2_vl_class_defaults")
 PAD = Q2["image_token_id"]
 
 

@@ -23,6 +23,7 @@ from PIL import Image
 import mm_framework as mmf
 from mm_framework.testing import golden
 import golden_images
+from qwen_vl_plugin.spec import PRESETS
 
 GOLDEN = Path(__file__).parent / "golden"
 CASES = sorted(GOLDEN.glob("cases/*/case.json"))
@@ -45,8 +46,14 @@ def image_bytes(ref: dict[str, Any]) -> bytes:
 
 def test_goldens_cover_every_preset_and_both_backends():
     seen = {(load(p)["provenance"]["preset"], load(p)["spec"]["backend"]) for p in ALL}
-    assert seen == {(p, b) for p in ("qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_5") for b in ("pil", "torchvision")}
+    generated = ("qwen2_vl_class_defaults", "qwen2_5_vl", "qwen3_vl", "qwen3_5")
+    assert seen == {(p, b) for p in generated for b in ("pil", "torchvision")}
     assert len(CASES) >= 200 and REJECTIONS
+    # Every shipped preset's image settings are among the recorded specs (qwen2_vl and
+    # qwen2_5_vl share theirs).
+    specs = [{k: v for k, v in load(p)["spec"].items() if k != "backend"} for p in ALL]
+    for name, preset in PRESETS.items():
+        assert {k: v for k, v in preset.items() if k != "backend"} in specs, f"preset {name} has no golden case"
 
 
 def test_goldens_were_made_with_this_pillow_major():

@@ -20,7 +20,8 @@ def configs(model: str) -> tuple[dict, dict]:
 @pytest.mark.parametrize(
     ("model", "preset"),
     [
-        ("qwen2_vl_defaults", "qwen2_vl"),
+        ("qwen2_vl_defaults", "qwen2_vl_class_defaults"),
+        ("qwen2_vl_instruct", "qwen2_vl"),
         ("qwen2_5_vl_instruct", "qwen2_5_vl"),
         ("qwen3_vl_instruct", "qwen3_vl"),
         ("qwen3_5", "qwen3_5"),
@@ -32,7 +33,7 @@ def test_model_dirs_resolve_to_the_presets(model, preset):
 
 def test_qwen2_vl_instruct_uses_its_published_pixel_budget():
     spec = mmf.spec_from_model_dir(MODELS / "qwen2_vl_instruct")
-    assert spec == {**mmf.preset("qwen2_vl"), "max_pixels": 12845056}
+    assert spec == {**mmf.preset("qwen2_vl_class_defaults"), "max_pixels": 12845056} == mmf.preset("qwen2_vl")
 
 
 @pytest.mark.parametrize("model_type", ["qwen3_vl_moe", "qwen3_5_moe"])

@@ -122,7 +122,7 @@ def test_chat_prompt_ids_match_the_processor(preset, tmp_path_factory):
     proc = gen.make_processor(preset, "pil", tok)
     pipe = pipeline(preset, "pil")
     for turns in gen.MULTI.values():
-        text = gen.render(preset in ("qwen2_vl", "qwen2_5_vl"), turns)
+        text = gen.render(preset in ("qwen2_vl_class_defaults", "qwen2_5_vl"), turns)
         names = [v for _, content in turns for kind, v in content if kind == "image"]
         datas = [golden_images.make(n) for n in names]
         ref = proc(text=[text], images=[Image.open(io.BytesIO(d)) for d in datas], return_tensors="np")

@@ -26,7 +26,7 @@ def test_family_is_discovered_through_its_entry_point():
 
 
 def test_presets_are_complete_resolved_specs():
-    assert mmf.preset("qwen2_vl") == {
+    assert mmf.preset("qwen2_vl_class_defaults") == {
         "family": "qwen_vl",
         "image_token_id": 151655,
         "patch_size": 14,
@@ -40,13 +40,13 @@ def test_presets_are_complete_resolved_specs():
         "alpha": "composite",
         "exif_transpose": False,
     }
-    assert mmf.preset("qwen2_5_vl")["max_pixels"] == 12845056
+    assert mmf.preset("qwen2_5_vl") == mmf.preset("qwen2_vl") == {**mmf.preset("qwen2_vl_class_defaults"), "max_pixels": 12845056}
     q3 = mmf.preset("qwen3_vl")
     assert (q3["patch_size"], q3["min_pixels"], q3["max_pixels"], q3["image_mean"], q3["image_std"]) == (
         16, 65536, 16777216, [0.5] * 3, [0.5] * 3
     )
     assert mmf.preset("qwen3_5") == {**q3, "image_token_id": 248056}
-    for name in ("qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_5"):
+    for name in ("qwen2_vl", "qwen2_vl_class_defaults", "qwen2_5_vl", "qwen3_vl", "qwen3_5"):
         spec = mmf.preset(name)
         assert set(spec) == {"family", *REQUIRED, *DEFAULTS}
         assert mmf.pipeline_from_spec(spec).family == "qwen_vl"

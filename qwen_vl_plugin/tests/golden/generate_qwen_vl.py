@@ -56,7 +56,7 @@ SHORT_IDS = 64  # as mm_framework.testing.golden: shorter id lists are stored wh
 
 # preset -> (model directory, processor class, model class with get_rope_index, vocabulary)
 PRESETS: dict[str, tuple[str, str, str, str]] = {
-    "qwen2_vl": ("qwen2_vl_defaults", "Qwen2VLProcessor", "Qwen2VLModel", "qwen2"),
+    "qwen2_vl_class_defaults": ("qwen2_vl_defaults", "Qwen2VLProcessor", "Qwen2VLModel", "qwen2"),
     "qwen2_5_vl": ("qwen2_5_vl_instruct", "Qwen2_5_VLProcessor", "Qwen2_5_VLModel", "qwen2"),
     "qwen3_vl": ("qwen3_vl_instruct", "Qwen3VLProcessor", "Qwen3VLModel", "qwen2"),
     "qwen3_5": ("qwen3_5", "Qwen3VLProcessor", "Qwen3_5Model", "qwen3_5"),
@@ -291,7 +291,7 @@ def tensor_doc(dtype: str, array: np.ndarray) -> dict[str, Any]:
 
 def run_case(proc, rope, preset: str, backend: str, entry: str, turns: Turns, tmp: str) -> dict[str, Any]:
     """One request through the reference; the case document without its name and spec."""
-    text = render(preset in ("qwen2_vl", "qwen2_5_vl"), turns)
+    text = render(preset in ("qwen2_vl_class_defaults", "qwen2_5_vl"), turns)
     names = [value for _, content in turns for kind, value in content if kind == "image"]
     datas = [golden_images.make(n) for n in names]
     images = []
@@ -410,7 +410,7 @@ def main(argv: list[str] | None = None) -> int:
             rope, rope_name = rope_fn(preset)
             jobs = [("pil_object", name.replace(".", "_"), single(name)) for name in golden_images.IMAGES]
             jobs += [("pil_object", name, turns) for name, turns in MULTI.items()]
-            if args.backend == "pil" and preset == "qwen2_vl":
+            if args.backend == "pil" and preset == "qwen2_vl_class_defaults":
                 jobs += [("path", "path_" + name.replace(".", "_"), single(name)) for name in PATH_IMAGES]
             for entry, slug, turns in jobs:
                 name = f"{preset}-{args.backend}-{slug}"
@@ -424,7 +424,7 @@ def main(argv: list[str] | None = None) -> int:
                     "image_processor": type(proc.image_processor).__name__,
                     "positions": rope_name,
                     "entry": entry,
-                    "prompt_text": render(preset in ("qwen2_vl", "qwen2_5_vl"), turns),
+                    "prompt_text": render(preset in ("qwen2_vl_class_defaults", "qwen2_5_vl"), turns),
                     "image_maker": IMAGE_MAKER,
                     **vers,
                 }
