@@ -134,13 +134,15 @@ class Capabilities:
     """What a family accepts beyond still images: videos, and the prompt id range.
 
     ``video``: the family processes clips (``mm_sample_frames``, ``mm_process_item`` with a
-    ``VideoClip``). ``id_range`` is the inclusive ``(low, high)`` every input id must fall in (e.g. a
+    ``VideoClip``). ``placeholders``: the prompt id that stands for one item of each
+    modality (``{"image": 151655}``), for default prompts and documentation. ``id_range`` is the inclusive ``(low, high)`` every input id must fall in (e.g. a
     vocabulary that fits int32); ``None`` accepts any int64 (families whose placeholders
     are negative protocol ids).
     """
 
     video: bool = False
     id_range: tuple[int, int] | None = None
+    placeholders: Mapping[str, int] = attrs.field(factory=dict, converter=lambda m: dict(m))
 
 
 # The formats the reference server decodes ("JPEG" also opens camera MPO files).

@@ -62,9 +62,10 @@ class Plan:
     @classmethod
     def build(cls, spec: Mapping[str, Any], limits: Limits, cache: FeatureCache | None = None) -> Plan:
         hooks = bind(spec)
+        resolved = hooks.resolved_spec() or dict(spec)
         return cls(
-            spec=dict(spec),
-            spec_json=json.dumps(spec, sort_keys=True),
+            spec=resolved,
+            spec_json=json.dumps(resolved, sort_keys=True),
             hooks=hooks,
             limits=limits,
             capabilities=hooks.capabilities(),
@@ -139,9 +140,35 @@ def _make(plan: Plan, src: Resolved, index: int, video: bool) -> _Made:
             raise e.at_item(index) from None
     else:
         media = plan.hooks.decode(src, plan.decode_options, index)
+    if isinstance(media, VideoClip):
+        check_processed(plan, media.width, media.height, media.total_frames, media.fps, media.num_frames, index)
+    else:
+        check_processed(plan, media.width, media.height, index=index)
     t1 = time.perf_counter()
     item = plan.hooks.process_item(media, index)
     return _Made(item, (media.width, media.height), (t1 - t0) * 1000.0, _ms(t1))
+
+
+def check_processed(
+    plan: Plan, width: int, height: int, frames: int | None = None, fps: float | None = None,
+    kept_frames: int = 1, index: int | None = None,
+) -> None:
+    """Refuse, before any allocation, an item the family would process at a size past the
+    limits (its ``mm_plan_item`` says the size; families without it are not checked).
+    ``frames``/``fps`` describe a clip (``kept_frames`` of it are processed)."""
+    if not plan.hooks.implements("mm_plan_item"):
+        return
+    w, h = plan.hooks.plan_item(width, height, frames, fps, item=index).size
+    n = w * h * kept_frames
+    video = frames is not None
+    limit = plan.limits.max_video_pixels if video else plan.limits.max_processed_pixels
+    if n > limit:
+        what = f"{kept_frames} frames of {w}x{h}" if video else f"{w}x{h}"
+        name = "max_video_pixels" if video else "max_processed_pixels"
+        err = LimitExceededError(
+            f"the family would process a {width}x{height} item at {what} = {n} pixels, above Limits.{name} = {limit}"
+        )
+        raise err if index is None else err.at_item(index)
 
 
 def _made(plan: Plan, src: Resolved, digest: int, index: int, video: bool) -> _Made:

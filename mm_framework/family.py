@@ -97,6 +97,15 @@ class FamilyHooks:
     def capabilities(self) -> Capabilities:
         return self._call("mm_capabilities")
 
+    def resolved_spec(self) -> dict[str, Any] | None:
+        """The family's complete spec, or None when it does not say."""
+        if not self._hook.mm_resolved_spec.get_hookimpls():
+            return None
+        out = self._call("mm_resolved_spec")
+        if not isinstance(out, dict) or out.get("family") != self.family:
+            raise InternalError(f"family {self.family!r}: mm_resolved_spec must return a dict with its family")
+        return out
+
     def decode_options(self) -> DecodeOptions:
         return self._call("mm_decode_options")
 
@@ -162,6 +171,10 @@ class FamilyHooks:
 
     def model_kwargs(self, items: Sequence[OutputItem]) -> dict[str, np.ndarray]:
         return self._call("mm_model_kwargs", items=items)
+
+    def implements(self, name: str) -> bool:
+        """Whether any plugin (the family or a default) implements hook ``name``."""
+        return bool(getattr(self._hook, name).get_hookimpls())
 
     def implemented(self) -> list[str]:
         """Hook names the family object itself implements."""

@@ -86,6 +86,14 @@ class FamilySpecs:
         """
 
     @hookspec(firstresult=True)
+    def mm_resolved_spec(self) -> dict[str, Any]:
+        """The complete spec the family built from (``"family"`` and every default
+        filled in), as JSON-ready values. Called once when the pipeline is built; it is
+        what ``Pipeline.spec`` returns and what keys the feature cache. Default: the spec
+        as given.
+        """
+
+    @hookspec(firstresult=True)
     def mm_decode_options(self) -> DecodeOptions:
         """How the default decoder treats alpha and EXIF orientation for this family.
 

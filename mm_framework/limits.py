@@ -24,6 +24,9 @@ class Limits:
     max_request_bytes: int = attrs.field(default=256 * MiB, validator=_positive)
     max_source_bytes: int = attrs.field(default=64 * MiB, validator=_positive)
     max_image_pixels: int = attrs.field(default=DEFAULT_MAX_IMAGE_PIXELS, validator=_positive)
+    # What a family may make of one image (its resized size or tiling canvas, from
+    # mm_plan_item): a spec like min_pixels=10**12 is refused here, before it allocates.
+    max_processed_pixels: int = attrs.field(default=DEFAULT_MAX_IMAGE_PIXELS, validator=_positive)
     # Frames kept per clip, and their pixels all together: checked from the stream header
     # before any frame is decoded. 1 GiPx of RGB is 3 GiB, the most one clip may take.
     max_video_frames: int = attrs.field(default=1024, validator=_positive)

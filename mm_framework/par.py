@@ -6,8 +6,9 @@ write into disjoint slices, never a reduction, so results are byte-identical inl
 with one thread or with many.
 
 ``MM_FRAMEWORK_THREADS``: unset or ``0`` -> ``min(8, cores)``; ``N`` -> N threads;
-``inline`` -> no pool at all, everything runs on the caller (no threads are started).
-Read once, when the pool is first needed; :func:`set_threads` changes it at run time.
+``inline`` -> no pool at all, everything runs on the caller (no threads are started);
+anything else is a ``SpecError`` naming the variable. Read once, when the pool is first
+needed; :func:`set_threads` changes it at run time.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
+
+from .errors import SpecError
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -32,10 +35,12 @@ def _from_env() -> int | str:
     raw = os.environ.get("MM_FRAMEWORK_THREADS", "").strip().lower()
     if raw == "inline":
         return "inline"
-    try:
-        n = int(raw) if raw else 0
-    except ValueError:
-        n = 0
+    if not (raw == "" or raw.isascii() and raw.isdigit()):
+        raise SpecError(
+            f"MM_FRAMEWORK_THREADS must be 'inline', a number of threads, or 0 or unset for min(8, cores); "
+            f"got {os.environ['MM_FRAMEWORK_THREADS']!r}"
+        )
+    n = int(raw) if raw else 0
     return n if n > 0 else min(8, os.cpu_count() or 8)
 
 

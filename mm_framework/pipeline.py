@@ -206,7 +206,10 @@ class Pipeline:
 
     def num_media_tokens(self, width: int, height: int, *, frames: int | None = None, fps: float | None = None) -> int:
         """Tokens one ``width`` x ``height`` image expands to, without any pixels; with
-        ``frames`` (the clip's source frame count) and ``fps``, one video's."""
+        ``frames`` (the clip's source frame count) and ``fps``, one video's. A size the
+        pipeline would refuse to process is refused here too."""
+        if frames is None:
+            driver.check_processed(self._plan, width, height)
         return self._plan.hooks.num_media_tokens(width, height, frames, fps)
 
     def model_kwargs(self, out: Output) -> dict[str, np.ndarray]:

@@ -9,13 +9,23 @@ import pytest
 from mm_framework import par
 
 
-@pytest.mark.parametrize("raw, want", [("inline", "inline"), ("INLINE", "inline"), ("3", 3), ("0", None), ("", None), ("x", None)])
+@pytest.mark.parametrize("raw, want", [("inline", "inline"), ("INLINE", "inline"), ("3", 3), ("0", None), ("", None)])
 def test_env_parsing(monkeypatch, threads, raw, want):
     monkeypatch.setenv("MM_FRAMEWORK_THREADS", raw)
     threads(None)
     import os
 
     assert par.threads() == (want if want is not None else min(8, os.cpu_count() or 8))
+
+
+@pytest.mark.parametrize("raw", ["bogus", "-1", "2.5", "four"])
+def test_bad_thread_setting_in_the_environment_names_the_variable(monkeypatch, threads, raw):
+    monkeypatch.setenv("MM_FRAMEWORK_THREADS", raw)
+    threads(None)
+    from mm_framework.errors import SpecError
+
+    with pytest.raises(SpecError, match=f"MM_FRAMEWORK_THREADS must be 'inline', a number of threads.*got '{raw}'"):
+        par.threads()
 
 
 def test_try_map_keeps_order_and_reports_lowest_error(threads):

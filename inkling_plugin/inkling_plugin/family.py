@@ -42,8 +42,8 @@ from typing import Any
 import numpy as np
 
 from mm_framework import (
-    DecodedImage, DecodeOptions, Grid, ItemPlan, OutputItem, ProcessedItem, Tensor, TokenLayout, decode_rgb, hookimpl,
-    layout_by_placeholder, take_source,
+    Capabilities, DecodedImage, DecodeOptions, Grid, ItemPlan, OutputItem, ProcessedItem, Tensor, TokenLayout,
+    decode_rgb, hookimpl, layout_by_placeholder, take_source,
 )
 from mm_framework.kernels import resize_wants_source
 
@@ -63,6 +63,16 @@ class InklingFamily:
             f"InklingFamily(patch_size={self.patch_size}, rescale_frac={self.rescale_frac}, "
             f"rescale_cap={self.rescale_cap}, image_token_id={self.image_token_id})"
         )
+
+    @hookimpl
+    def mm_capabilities(self) -> Capabilities:
+        # Any int64 prompt id: the placeholder is a negative protocol id.
+        return Capabilities(placeholders={"image": self.image_token_id})
+
+    @hookimpl
+    def mm_resolved_spec(self) -> dict[str, Any]:
+        return {"family": "inkling", "patch_size": self.patch_size, "rescale_frac": self.rescale_frac,
+                "rescale_cap": self.rescale_cap, "image_token_id": self.image_token_id}
 
     @hookimpl
     def mm_decode_options(self) -> DecodeOptions:

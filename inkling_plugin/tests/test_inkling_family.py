@@ -62,7 +62,7 @@ def test_defaults_are_the_processor_defaults():
     fam = pipe.hooks.processor
     assert (fam.patch_size, fam.rescale_frac, fam.rescale_cap, fam.image_token_id) == (40, 2.0, 2048, -101)
     assert pipe.hooks.decode_options() == DecodeOptions(alpha="drop", exif_transpose=False)
-    assert pipe.spec == {"family": "inkling"}
+    assert pipe.spec == {"family": "inkling", "patch_size": 40, "rescale_frac": 2.0, "rescale_cap": 2048, "image_token_id": -101}
 
 
 @pytest.mark.parametrize(

@@ -30,7 +30,7 @@ from typing import Any, TypeVar
 import httpcore
 import httpx
 
-from ..errors import FetchError
+from ..errors import FetchError, SpecError
 from .body import Body
 from .guard import AddressGuard, Refused
 from .policy import HTTP_FORMS, ByteBudget, FetchPolicy, shown_source
@@ -45,12 +45,16 @@ _HEADERS = {"Accept-Encoding": "gzip, deflate", "User-Agent": "mm-framework"}
 
 
 def request_timeout() -> int:
-    """``REQUEST_TIMEOUT`` as whole seconds; unset, unparsable or non-positive means 3."""
-    try:
-        value = int(os.environ.get("REQUEST_TIMEOUT", "").strip())
-    except ValueError:
+    """``REQUEST_TIMEOUT`` as whole seconds; unset or empty means 3. Anything but a
+    positive whole number is a ``SpecError`` naming the variable (read per fetch)."""
+    raw = os.environ.get("REQUEST_TIMEOUT", "").strip()
+    if not raw:
         return DEFAULT_TIMEOUT_S
-    return value if value > 0 else DEFAULT_TIMEOUT_S
+    if not (raw.isascii() and raw.isdigit() and int(raw) > 0):
+        raise SpecError(
+            f"REQUEST_TIMEOUT must be a positive whole number of seconds (default 3), got {os.environ['REQUEST_TIMEOUT']!r}"
+        )
+    return int(raw)
 
 
 # --------------------------------------------------------------------------- connections

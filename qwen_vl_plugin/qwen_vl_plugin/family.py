@@ -71,7 +71,11 @@ class QwenVlFamily:
     @mmf.hookimpl
     def mm_capabilities(self) -> mmf.Capabilities:
         # Qwen vocabularies are int32 token ids; anything else is a caller bug.
-        return mmf.Capabilities(id_range=(0, 2**31 - 1))
+        return mmf.Capabilities(id_range=(0, 2**31 - 1), placeholders={"image": self.spec.image_token_id})
+
+    @mmf.hookimpl
+    def mm_resolved_spec(self) -> dict[str, Any]:
+        return self.spec.to_dict()
 
     @mmf.hookimpl
     def mm_decode_options(self) -> mmf.DecodeOptions:

@@ -74,6 +74,14 @@ class InternVlFamily:
     # -- hooks --------------------------------------------------------------------
 
     @mmf.hookimpl
+    def mm_capabilities(self) -> mmf.Capabilities:
+        return mmf.Capabilities(placeholders={"image": self.spec.image_token_id})
+
+    @mmf.hookimpl
+    def mm_resolved_spec(self) -> dict[str, Any]:
+        return self.spec.to_dict()
+
+    @mmf.hookimpl
     def mm_process_item(self, media: mmf.DecodedImage) -> mmf.ProcessedItem:
         size = self.spec.image_size
         grid = self.grid(media.width, media.height)
