@@ -1,4 +1,9 @@
-"""``mm-framework``: process one request, list plugins, count tokens."""
+"""mm-framework: process a request, inspect what a model sees, list plugins, count tokens.
+
+Every command takes --spec as a preset name, a model directory (config.json and
+preprocessor_config.json), a JSON file or inline JSON. Errors print their typed class and
+message and exit 2.
+"""
 
 from __future__ import annotations
 
@@ -9,66 +14,138 @@ import sys
 import time
 from collections.abc import Sequence
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from . import __version__, kernels, list_families, pipeline_from_spec, plugins
+from . import __version__, kernels, list_families, picture, pipeline_from_spec, plugins, spec_from_model_dir
 from .carriers import MRope
+from .errors import InvalidInputError, MmError, SpecError
+from .media import content_hash, resolve_sources
+from .media.decoded import DecodedSource
+from .pipeline import Pipeline
 from .request import MmInput, Output
-from .errors import MmError, SpecError
-from .media import image_size, resolve_sources
 
 DEFAULT_PRESET = "qwen2_vl"
 SAMPLE = "sample.jpg"
+LARGE_OUTPUT = 1 << 30  # writing more than this needs --force
 
 
 def _spec(text: str) -> dict[str, Any]:
-    """A preset name, a path to a JSON file, or inline JSON."""
+    """A preset name, a model directory, a path to a JSON file, or inline JSON."""
     found = plugins.presets()
     if text in found:
         return found[text]
+    if os.path.isdir(text):
+        return spec_from_model_dir(text)
     if os.path.isfile(text):
-        with open(text, encoding="utf-8") as f:
-            text = f.read()
-    if not text.lstrip().startswith("{"):
-        raise SpecError(f"--spec {text!r} is neither a preset ({', '.join(sorted(found)) or 'none installed'}), a file nor JSON")
-    return json.loads(text)
+        text = Path(text).read_text(encoding="utf-8")
+    elif not text.lstrip().startswith("{"):
+        raise SpecError(
+            f"--spec {text!r} is neither a preset ({', '.join(sorted(found)) or 'none installed'}), "
+            f"a model directory, a file nor JSON{plugins.hidden_note()}"
+        )
+    try:
+        return json.loads(text)
+    except ValueError as e:
+        raise SpecError(f"--spec: invalid JSON: {e}") from None
 
 
-def _source(arg: str) -> str:
+def _source(arg: str) -> str | Path:
     if arg.startswith(("http://", "https://", "data:", "file://")):
         return arg
-    return os.path.abspath(arg)
+    return Path(arg)
 
 
 def _ids(text: str) -> list[int]:
     try:
         return [int(t) for t in text.replace(",", " ").split()]
     except ValueError:
-        raise SpecError(f"--input-ids must be integers separated by commas or spaces, got {text!r}") from None
+        raise InvalidInputError(f"--input-ids must be integers separated by commas or spaces, got {text!r}") from None
 
 
-def _summary(out: Output, sizes: Sequence[tuple[int, int]], names: Sequence[str], seconds: float) -> str:
-    lines = [f"input_ids: {len(out.input_ids)} tokens"]
-    for i, (item, (w, h), (s, e)) in enumerate(zip(out.items, sizes, out.offsets)):
-        aux = ", ".join(
-            f"{k}={v.array.tolist() if v.array.size <= 8 else list(v.shape)}" for k, v in item.aux.items()
-        )
-        lines.append(
-            f"item {i}: {names[i]}  {w}x{h}  tokens {e - s + 1} at [{s}, {e}]  "
-            f"feature {item.feature.dtype} {list(item.feature.shape)}  {aux}  hash {item.hash:#018x}"
-        )
-    pos = out.positions
-    if isinstance(pos, MRope):
-        lines.append(f"positions: M-RoPE {list(pos.positions.shape)}, delta {pos.delta}")
+def _request(pipe: Pipeline, args: argparse.Namespace) -> tuple[MmInput, list[str]]:
+    images, videos = list(args.images or ()), list(getattr(args, "video", None) or ())
+    if not images and not videos:
+        images = [str(resources.files("mm_framework") / "data" / SAMPLE)]
+        names = [f"<bundled {SAMPLE}>"]
     else:
-        lines.append("positions: 1-D RoPE")
-    lines.append(f"time: {seconds * 1000:.1f} ms")
-    return "\n".join(lines)
+        names = images + videos
+    if args.input_ids is not None:
+        ids = _ids(args.input_ids)
+    else:
+        marks = pipe.capabilities.placeholders
+        missing = [m for m, n in (("image", images), ("video", videos)) if n and m not in marks]
+        if missing:
+            raise InvalidInputError(f"--input-ids is required: family {pipe.family!r} names no {missing[0]} placeholder")
+        ids = [marks["image"]] * len(images) + [marks.get("video", 0)] * len(videos)
+    return MmInput(images=[_source(a) for a in images], videos=[_source(v) for v in videos], input_ids=ids), names
 
 
-def _save(path: str, out: Output) -> None:
+def _out_path(text: str | None, suffix: str) -> Path | None:
+    """The path that will be written (``suffix`` added as numpy/Pillow would), checked now."""
+    if text is None:
+        return None
+    path = Path(text if text.endswith(suffix) else text + suffix)
+    if not path.parent.is_dir():
+        raise InvalidInputError(f"--out {text!r}: directory {str(path.parent)!r} does not exist")
+    return path
+
+
+def _item_doc(i: int, item: Any, span: tuple[int, int], name: str) -> dict[str, Any]:
+    return {
+        "item": i, "source": name, "modality": item.modality, "size": item.size, "processed_size": item.processed_size,
+        "geometry": repr(item.geometry), "tokens": span[1] - span[0] + 1, "span": span, "hash": f"{item.hash:#018x}",
+        "feature": None if item.feature is None else {"dtype": item.feature.dtype, "shape": list(item.feature.shape)},
+        "aux": {k: v.array.tolist() if v.array.size <= 8 else list(v.shape) for k, v in item.aux.items()},
+    }
+
+
+def _summary(pipe: Pipeline, out: Output, inp: MmInput, names: Sequence[str], seconds: float) -> dict[str, Any]:
+    # Items come out in prompt order; name each by its input (images first, then videos).
+    name_of = {(m, k): names[i] for i, (m, k) in enumerate(_numbered(inp))}
+    seen: dict[str, int] = {}
+    doc = {
+        "spec": pipe.spec,
+        "tokens": len(out.input_ids),
+        "items": [_item_doc(i, it, sp, name_of.get((it.modality, _next(seen, it.modality)), "?"))
+                  for i, (it, sp) in enumerate(zip(out.items, out.offsets))],
+        "positions": {"kind": "mrope", "delta": out.positions.delta} if isinstance(out.positions, MRope) else {"kind": "rope1d"},
+        "layout": picture.layout_text(out),
+        "ms": round(seconds * 1000, 2),
+    }
+    return doc
+
+
+def _numbered(inp: MmInput) -> list[tuple[str, int]]:
+    return [("image", k) for k in range(len(inp.images))] + [("video", k) for k in range(len(inp.videos))]
+
+
+def _next(seen: dict[str, int], modality: str) -> int:
+    """The next input of ``modality`` in prompt order (each modality's items keep their order)."""
+    seen[modality] = seen.get(modality, -1) + 1
+    return seen[modality]
+
+
+def _print_summary(doc: dict[str, Any]) -> None:
+    print(f"spec: {json.dumps(doc['spec'], sort_keys=True)}")
+    print(f"input_ids: {doc['tokens']} tokens")
+    for it in doc["items"]:
+        w, h = it["size"]
+        pw, ph = it["processed_size"] or it["size"]
+        feat = it["feature"]
+        aux = ", ".join(f"{k}={v}" for k, v in it["aux"].items())
+        print(f"item {it['item']}: {it['modality']} {it['source']}  {w}x{h} -> {pw}x{ph}  {it['geometry']}  "
+              f"tokens {it['tokens']} at [{it['span'][0]}, {it['span'][1]}]  feature {feat['dtype']} {feat['shape']}"
+              f"  {aux}  hash {it['hash']}")
+    pos = doc["positions"]
+    print(f"positions: M-RoPE, delta {pos['delta']}" if pos["kind"] == "mrope" else "positions: 1-D RoPE")
+    print(f"layout: {doc['layout']}")
+    print(f"time: {doc['ms']:.1f} ms")
+
+
+def _arrays(out: Output) -> dict[str, np.ndarray]:
     arrays: dict[str, np.ndarray] = {
         "input_ids": np.asarray(out.input_ids),
         "offsets": np.asarray(out.offsets, dtype=np.int64).reshape(-1, 2),
@@ -81,37 +158,54 @@ def _save(path: str, out: Output) -> None:
         arrays[f"item{i}_feature"] = np.asarray(it.feature.array)
         for name, t in it.aux.items():
             arrays[f"item{i}_{name}"] = np.asarray(t.array)
-    np.savez(path, **arrays)
+    return arrays
 
 
 def cmd_process(args: argparse.Namespace) -> int:
-    spec = _spec(args.spec)
-    pipe = pipeline_from_spec(spec)
-    if args.images:
-        sources, names = [_source(a) for a in args.images], list(args.images)
-    else:
-        sample = resources.files("mm_framework") / "data" / SAMPLE
-        sources, names = [str(sample)], [f"<bundled {SAMPLE}>"]
-    datas = resolve_sources(sources, limits=pipe.limits)
-    if args.input_ids is not None:
-        ids = _ids(args.input_ids)
-    elif "image_token_id" in spec:
-        ids = [int(spec["image_token_id"])] * len(datas)
-    else:
-        raise SpecError("--input-ids is required: the spec has no image_token_id to build a default prompt")
+    out_path = _out_path(args.out, ".npz")
+    pipe = pipeline_from_spec(_spec(args.spec))
+    inp, names = _request(pipe, args)
     t0 = time.perf_counter()
-    out = pipe.process(MmInput(images=datas, input_ids=ids))
-    seconds = time.perf_counter() - t0
-    print(f"spec: {json.dumps(spec, sort_keys=True)}")
-    print(_summary(out, [image_size(d) for d in datas], names, seconds))
-    if args.out:
-        _save(args.out, out)
-        print(f"wrote {args.out}")
+    out = pipe.process(inp)
+    doc = _summary(pipe, out, inp, names, time.perf_counter() - t0)
+    if out_path is not None:
+        arrays = _arrays(out)
+        size = sum(a.nbytes for a in arrays.values())
+        if size > LARGE_OUTPUT and not args.force:
+            raise InvalidInputError(f"--out would write {size / 2**30:.1f} GiB to {str(out_path)!r}; pass --force to write it")
+        np.savez(out_path, **arrays)
+        doc["wrote"] = str(out_path)
+    if args.json:
+        print(json.dumps(doc))
+    else:
+        _print_summary(doc)
+        if out_path is not None:
+            print(f"wrote {out_path}")
+    return 0
+
+
+def cmd_inspect(args: argparse.Namespace) -> int:
+    out_path = _out_path(args.out, ".png")
+    pipe = pipeline_from_spec(_spec(args.spec))
+    inp, names = _request(pipe, args)
+    out = pipe.count_tokens(inp) if pipe.hooks.implements("mm_plan_item") else pipe.process(inp)
+    # The decoded pixels of each input, found again by content hash (items are in prompt order).
+    resolved = resolve_sources(inp.images, limits=pipe.limits, policy=pipe.fetch_policy)
+    pixels = {}
+    for k, src in enumerate(resolved):
+        media = src.to_rgb(pipe.decode_options) if isinstance(src, DecodedSource) else pipe.hooks.decode(src, pipe.decode_options, k)
+        pixels[src.hash if isinstance(src, DecodedSource) else content_hash(src)] = media.rgb
+    panels = [picture.panel(pixels[it.hash], it, span, i)[0] for i, (it, span) in enumerate(zip(out.items, out.offsets))]
+    first = inp.images[0]
+    path = out_path or Path(f"mm-inspect-{first.stem if isinstance(first, Path) else 'image'}.png")
+    picture.sheet(panels).save(path)
+    print(picture.layout_text(out))
+    print(f"wrote {path}")
     return 0
 
 
 def _kernels() -> str:
-    """Which pixel kernels run (``MM_FRAMEWORK_KERNELS``) and, for the native ones, the SIMD level."""
+    """Which pixel kernels run (MM_FRAMEWORK_KERNELS) and, for the native ones, the SIMD level."""
     try:
         mode = kernels.kernel_mode()
     except MmError as e:
@@ -125,9 +219,10 @@ def cmd_plugins(args: argparse.Namespace) -> int:
     presets = plugins.presets()
     if not fams:
         print("no families installed")
+        for note in plugins.hidden_note().split("; ")[1:]:
+            print(f"  {note}")
     for f in fams:
-        where = f"{f['distribution']} {f['version']}".strip()
-        print(f"{f['name']}  ({where})")
+        print(f"{f['name']}  ({f['distribution']} {f['version']})".replace(" )", ")"))
         # Hooks are listed from a built pipeline: a preset's spec, else the family's defaults.
         spec = next((p for p in presets.values() if p["family"] == f["name"]), {"family": f["name"]})
         try:
@@ -144,39 +239,56 @@ def cmd_plugins(args: argparse.Namespace) -> int:
 
 def cmd_tokens(args: argparse.Namespace) -> int:
     pipe = pipeline_from_spec(_spec(args.spec))
-    print(pipe.num_media_tokens(args.width, args.height))
+    print(pipe.num_media_tokens(args.width, args.height, frames=args.frames, fps=args.fps))
     return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="mm-framework", description=__doc__)
     parser.add_argument("--version", action="version", version=f"mm-framework {__version__}; {_kernels()}")
-    sub = parser.add_subparsers(dest="command")
-    p = sub.add_parser("process", help="run one request and print a summary")
-    p.add_argument("images", nargs="*", help="image paths, file:// / data: / http(s) URLs (default: the bundled sample)")
-    p.add_argument("--spec", default=DEFAULT_PRESET, help=f"preset name, JSON file or inline JSON (default {DEFAULT_PRESET})")
-    p.add_argument("--input-ids", help="prompt ids, comma or space separated (default: one placeholder per image)")
-    p.add_argument("--out", help="write every output array to this .npz")
-    p.set_defaults(func=cmd_process)
-    p = sub.add_parser("plugins", help="list installed families, their hooks and presets")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    spec_help = f"preset, model directory, JSON file or inline JSON (default {DEFAULT_PRESET})"
+    for name, helptext, func in (
+        ("process", "run one request and print a summary", cmd_process),
+        ("inspect", "draw each image as the model sees it, with its patch grid or tiles", cmd_inspect),
+    ):
+        p = sub.add_parser(name, help=helptext, description=helptext)
+        p.add_argument("images", nargs="*", help="image paths or file:// data: http(s):// URLs (default: the bundled sample)")
+        p.add_argument("--spec", default=DEFAULT_PRESET, help=spec_help)
+        p.add_argument("--input-ids", help="prompt ids, comma or space separated (default: one placeholder per item)")
+        p.set_defaults(func=func)
+    p = sub.choices["process"]
+    p.add_argument("--video", action="append", metavar="CLIP", help="a video clip (repeatable), after the images")
+    p.add_argument("--out", help="write every output array to this .npz (checked before any work)")
+    p.add_argument("--force", action="store_true", help=f"write --out even above {LARGE_OUTPUT >> 30} GiB")
+    p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    sub.choices["inspect"].add_argument("--out", help="the PNG to write (default mm-inspect-<first image>.png here)")
+    p = sub.add_parser("plugins", help="list installed families, their hooks and presets, and the kernels")
     p.set_defaults(func=cmd_plugins)
-    p = sub.add_parser("tokens", help="pixel-free token count of one image size")
+    p = sub.add_parser("tokens", help="pixel-free token count of one image (or clip) size")
     p.add_argument("width", type=int)
     p.add_argument("height", type=int)
-    p.add_argument("--spec", default=DEFAULT_PRESET)
+    p.add_argument("--frames", type=int, help="a clip of this many source frames")
+    p.add_argument("--fps", type=float, help="the clip's source frame rate")
+    p.add_argument("--spec", default=DEFAULT_PRESET, help=spec_help)
     p.set_defaults(func=cmd_tokens)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv:
-        argv = ["process"]
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
     if args.command is None:
-        args = build_parser().parse_args(["process", *argv])
+        parser.print_help()
+        return 0
     try:
         return args.func(args)
     except MmError as e:
         print(f"error: {type(e).__name__}: {e}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # The reader went away (``| head``): stop quietly, and keep Python from
+        # complaining again when it flushes stdout at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0

@@ -62,7 +62,8 @@ def bind(spec: Mapping[str, Any]) -> FamilyHooks:
     known = plugins.families()
     info = known.get(family)
     if info is None:
-        raise SpecError(f"mm spec: unknown family {family!r}; installed families: {sorted(known) or 'none'}")
+        installed = sorted(known) or "none"
+        raise SpecError(f"mm spec: unknown family {family!r}; installed families: {installed}{plugins.hidden_note()}")
     params = {k: v for k, v in spec.items() if k != "family"}
     return FamilyHooks(family, _guarded(family, "its factory", info.factory, params=params))
 

@@ -73,6 +73,13 @@ def hidden() -> list[tuple[str, str, str]]:
     return list(_hidden)
 
 
+def hidden_note() -> str:
+    """``"; qwen_vl (dist) is installed but hidden by VAR='...'"`` per hidden entry point,
+    for messages that say no family answered."""
+    return "".join(f"; {name} ({dist}) is installed but hidden by {var}={os.environ.get(var, '')!r}"
+                   for name, dist, var in hidden())
+
+
 def register(plugin: object, name: str | None = None) -> str:
     """Register an in-process discovery plugin (tests, embedding applications)."""
     pm = plugin_manager()

@@ -153,7 +153,8 @@ def _fetch_local(source: str, form: str, max_bytes: int, budget: ByteBudget, pol
     if form == "file":
         return read_file(shown_source(source), source[len("file://") :], max_bytes, budget, policy)
     if form == "path":
-        return read_file(shown_source(source), source, max_bytes, budget, policy, _PATH_HINT)
+        hint = _PATH_HINT if _looks_like_base64(source) else ""
+        return read_file(shown_source(source), source, max_bytes, budget, policy, hint)
     if form == "data":
         _, comma, payload = source.partition(",")
         if not comma:
@@ -168,6 +169,14 @@ def _fetch_local(source: str, form: str, max_bytes: int, budget: ByteBudget, pol
                 f"absolute path: pass an absolute path or a pathlib.Path)"
             ) from None
         raise
+
+
+_BASE64_TEXT = re.compile(r"[A-Za-z0-9+/]{64,}={0,2}")
+
+
+def _looks_like_base64(text: str) -> bool:
+    """A long run of base64 symbols (a JPEG's is ``/9j/...``): a payload sent as a path."""
+    return _BASE64_TEXT.fullmatch(text.strip()) is not None
 
 
 def _looks_like_a_path(text: str) -> bool:

@@ -409,3 +409,9 @@ def test_sync_resolution_runs_on_the_calling_thread(image_file, monkeypatch):
     monkeypatch.setattr(sources, "read_file", spy)
     media.resolve_sources([str(image_file)] * 3, limits=mmf.Limits())
     assert seen == [threading.current_thread()] * 3
+
+
+def test_a_missing_real_path_gets_no_base64_hint(tmp_path):
+    with pytest.raises(mmf.FetchError) as e:
+        media.fetch_bytes(str(tmp_path / "photos" / "cat.jpg"))
+    assert "No such file or directory" in str(e.value) and "base64" not in str(e.value)
