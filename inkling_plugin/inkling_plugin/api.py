@@ -21,18 +21,14 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from mm_framework import InvalidInputError, LimitExceededError, Limits, MmError, content_hash, decode_rgb
+from mm_framework import InvalidInputError, LimitExceededError, MmError, content_hash, decode_rgb
 from mm_framework.kernels import check_rgb, resize_rgb, scaled_dims, try_map
 
-from .params import check_params, check_patch_size
+from .params import MAX_PIXELS, check_params, check_patch_size
 from .patchify import patchify
 
 Patched = tuple[int, int, np.ndarray]
 PatchedHashed = tuple[int, int, np.ndarray, int]
-
-
-# The core's default decode limit (Pillow's own decompression-bomb threshold).
-MAX_PIXELS = Limits().max_image_pixels
 
 
 def rescaled_size(w: int, h: int, frac: float | None, cap: int | None) -> tuple[int, int]:

@@ -7,12 +7,18 @@ family checks its spec with the same rules (``"inkling spec: field 'patch_size' 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from mm_framework import SpecFields
+from mm_framework import Limits, SpecFields
 
 FAMILY = "inkling"
+# The core's default decode limit (Pillow's own decompression-bomb threshold): no image
+# is rescaled past it, and no patch may be larger than it, since every image is cut into
+# at least one whole patch (a 1x1 image at patch_size 10**5 would be 60 GB of patches).
+MAX_PIXELS = Limits().max_image_pixels
+MAX_PATCH_SIZE = math.isqrt(MAX_PIXELS)
 # The Inkling processor's defaults; -101 is the protocol's negative image placeholder.
 DEFAULTS: Mapping[str, Any] = {"patch_size": 40, "rescale_frac": 2.0, "rescale_cap": 2048, "image_token_id": -101}
 
@@ -27,7 +33,7 @@ class InklingSpec(NamedTuple):
 
 
 def _patch_size(f: SpecFields) -> int:
-    return f.integer("patch_size", minimum=1)
+    return f.integer("patch_size", minimum=1, maximum=MAX_PATCH_SIZE)
 
 
 def _rescale(f: SpecFields) -> tuple[float | None, int | None]:

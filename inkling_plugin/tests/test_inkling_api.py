@@ -42,7 +42,8 @@ ARR = make_photo_like(30, 50, 9)
 @pytest.mark.parametrize(
     "ps,match",
     [(0, "patch_size must be greater than zero"), (-3, "patch_size must be greater than zero"),
-     (40.0, "patch_size must be an int"), (True, "patch_size must be an int"), ("40", "patch_size must be an int")],
+     (40.0, "patch_size must be an int"), (True, "patch_size must be an int"), ("40", "patch_size must be an int"),
+     (10**5, "patch_size must be <= 13377")],
 )
 def test_bad_patch_size(ps, match):
     calls = [

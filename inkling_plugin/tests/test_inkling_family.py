@@ -74,6 +74,9 @@ def test_defaults_are_the_processor_defaults():
         ("patch_size", "40", "field 'patch_size' must be an integer"),
         ("patch_size", None, "field 'patch_size' must be an integer"),
         ("patch_size", True, "field 'patch_size' must be an integer"),
+        # One patch larger than the core's decode bound (178956970 pixels); every image is
+        # at least one patch.
+        ("patch_size", 13378, "field 'patch_size' must be <= 13377"),
         ("rescale_frac", 0, "field 'rescale_frac' must be finite and greater than zero"),
         ("rescale_frac", -1.5, "field 'rescale_frac' must be finite and greater than zero"),
         ("rescale_frac", float("nan"), "field 'rescale_frac' must be finite"),

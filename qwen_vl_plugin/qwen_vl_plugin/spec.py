@@ -13,9 +13,14 @@ from typing import Any
 
 import attrs
 
-from mm_framework import SpecFields
+from mm_framework import Limits, SpecFields
 
 FAMILY = "qwen_vl"
+
+# The largest image the core decodes by default (Pillow's decompression-bomb bound). No
+# image may be scaled up past it: min_pixels pulls every image up to its size and one
+# merged block is the smallest image, so either above it only makes absurd allocations.
+MAX_IMAGE_PIXELS = Limits().max_image_pixels
 
 # OPENAI_CLIP_MEAN / OPENAI_CLIP_STD: the Qwen2-VL and Qwen2.5-VL image statistics.
 CLIP_MEAN = (0.48145466, 0.4578275, 0.40821073)
@@ -75,13 +80,13 @@ class QwenVlSpec:
 def parse_spec(params: Mapping[str, Any]) -> QwenVlSpec:
     """Validate the spec fields (without ``"family"``) into a :class:`QwenVlSpec`."""
     f = SpecFields(FAMILY, params, required=REQUIRED, defaults=DEFAULTS)
-    return QwenVlSpec(
+    spec = QwenVlSpec(
         image_token_id=f.integer("image_token_id", minimum=0),
         patch_size=f.integer("patch_size", minimum=1),
         merge_size=f.integer("merge_size", minimum=1),
         temporal_patch_size=f.integer("temporal_patch_size", minimum=1),
         # transformers refuses a zero (falsy) shortest_edge/longest_edge at call time.
-        min_pixels=f.integer("min_pixels", minimum=1),
+        min_pixels=f.integer("min_pixels", minimum=1, maximum=MAX_IMAGE_PIXELS),
         max_pixels=f.integer("max_pixels", minimum=1),
         image_mean=f.floats("image_mean"),
         # transformers would divide by zero and emit inf/nan features; refuse instead.
@@ -90,6 +95,32 @@ def parse_spec(params: Mapping[str, Any]) -> QwenVlSpec:
         alpha=f.choice("alpha", ALPHA_MODES),
         exif_transpose=f.boolean("exif_transpose"),
     )
+    _cross_check(f, spec)
+    return spec
+
+
+def _cross_check(f: SpecFields, s: QwenVlSpec) -> None:
+    """The rules between fields (docs/families/qwen_vl.md, "Spec rules"): smart_resize
+    checks none of them and silently breaks one bound or the other."""
+    block = s.factor**2
+    if block > MAX_IMAGE_PIXELS:
+        raise f.error(
+            "merge_size",
+            f"times patch_size is {s.factor}: one merged {s.factor}x{s.factor} block, the smallest image "
+            f"smart_resize makes, exceeds the {MAX_IMAGE_PIXELS} pixels the core decodes by default",
+        )
+    if s.max_pixels < block:
+        raise f.error(
+            "max_pixels",
+            f"must be at least (patch_size * merge_size)**2 = {block}: smart_resize never makes a side shorter "
+            f"than {s.factor}, got {s.max_pixels}",
+        )
+    if s.min_pixels > s.max_pixels:
+        raise f.error(
+            "min_pixels",
+            f"must not exceed max_pixels, got {s.min_pixels} > {s.max_pixels} (smart_resize would grow small "
+            f"images past max_pixels and shrink large ones below min_pixels)",
+        )
 
 
 def _preset(image_token_id: int, patch_size: int, min_pixels: int, max_pixels: int, mean, std) -> dict[str, Any]:

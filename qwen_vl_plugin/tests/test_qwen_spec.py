@@ -125,3 +125,45 @@ def test_spec_round_trips_as_json_and_pickle():
     again = pickle.loads(pickle.dumps(pipe))
     assert again.spec == spec
     assert again.num_media_tokens(640, 480) == pipe.num_media_tokens(640, 480) == 300
+
+
+# (changes, the field the error names, the other fields its message names)
+CROSS = [
+    # smart_resize would grow small images past max_pixels and shrink large ones below min_pixels.
+    ({"min_pixels": 12845057}, "min_pixels", ["max_pixels"]),
+    ({"min_pixels": 3137, "max_pixels": 3136}, "min_pixels", ["max_pixels"]),
+    # smart_resize never makes a side shorter than one merged block (28 here).
+    ({"min_pixels": 1, "max_pixels": 783}, "max_pixels", ["patch_size", "merge_size"]),
+    ({"patch_size": 7, "merge_size": 16, "max_pixels": 12543}, "max_pixels", ["patch_size", "merge_size"]),
+    # One merged block above the core's decode bound (178956970 pixels): 13378**2.
+    ({"patch_size": 13378, "merge_size": 1, "max_pixels": 10**9}, "merge_size", ["patch_size"]),
+]
+
+
+@pytest.mark.parametrize(("changes", "field", "others"), CROSS, ids=[str(c) for c, _, _ in CROSS])
+def test_inconsistent_fields_are_refused_naming_both(changes, field, others):
+    with pytest.raises(mmf.SpecError) as e:
+        build(**changes)
+    message = str(e.value)
+    assert message.startswith(f"qwen_vl spec: field '{field}' "), message
+    assert all(other in message for other in others), message
+
+
+def test_min_pixels_is_bounded_by_the_decode_limit():
+    # Every image is scaled up to at least min_pixels: the issue's 10**12 would be a
+    # 2.7 TiB feature. The core's default decode bound is the most any image may reach.
+    limit = mmf.Limits().max_image_pixels
+    with pytest.raises(mmf.SpecError, match=f"field 'min_pixels' must be <= {limit}"):
+        build(min_pixels=10**12, max_pixels=10**12)
+    with pytest.raises(mmf.SpecError, match="field 'min_pixels'"):
+        build(min_pixels=10**12)
+
+
+def test_the_edges_of_the_cross_rules_are_accepted():
+    limit = mmf.Limits().max_image_pixels
+    # min == max is consistent; smart_resize's ceil still overshoots it, as transformers' does.
+    assert build(min_pixels=1003520, max_pixels=1003520).num_media_tokens(28, 28) == 36 * 36
+    assert build(min_pixels=1, max_pixels=784).num_media_tokens(640, 480) == 1
+    assert build(min_pixels=limit, max_pixels=limit).hooks.processor.spec.min_pixels == limit
+    # max_pixels never allocates past the decoded image, so it is not bounded.
+    assert build(max_pixels=10**15).num_media_tokens(640, 480) == 391

@@ -5,7 +5,8 @@ crops are each resized to ``height`` x ``width`` with Pillow's filter (the kerne
 ``pil_*`` resizers), then rescaled and normalized into one float32 CHW plane per channel
 through the :class:`~mm_framework.kernels.ChannelNorm` of transformers' PIL arithmetic.
 The feature is float32 ``[1 + crops, 3, height, width]`` with geometry ``Tiles(1 +
-crops)``; positions are 1-D. Everything that depends only on the spec (the norm, the
+crops)`` and size ``(width, height)``, planned from the decoded size alone
+(``mm_plan_item``); positions are 1-D. Everything that depends only on the spec (the norm, the
 expansion cores of every crop count, decode options) is built with the pipeline, so the
 per-item path allocates just the resized images and the feature.
 """
@@ -66,6 +67,12 @@ class Gemma3Family:
             s.pan_and_scan_min_ratio_to_activate,
         )
 
+    def item_plan(self, boxes: Sequence[Box]) -> mmf.ItemPlan:
+        """The plan of an image with crop ``boxes``: ``Tiles(1 + crops)``, each tile the
+        spec's ``width`` x ``height`` (the size every image and crop is resized to, so the
+        size the model sees)."""
+        return mmf.ItemPlan(mmf.Tiles(1 + len(boxes)), (self.spec.width, self.spec.height))
+
     def resized(self, rgb: np.ndarray, source: Any = None) -> np.ndarray:
         """``rgb`` resized to the spec's size (``rgb`` itself when it has that size already:
         Pillow copies then, so the bytes are the same). ``source``: its Pillow image, if lent."""
@@ -123,7 +130,8 @@ class Gemma3Family:
                 continue
             crop = source.crop((x0, y0, x1, y1)) if source is not None else None
             self.normalize_into(self.resized(rgb[y0:y1, x0:x1], crop), feature[k])
-        return mmf.ProcessedItem(feature=mmf.Tensor(feature, "f32"), geometry=mmf.Tiles(1 + len(boxes)))
+        plan = self.item_plan(boxes)
+        return mmf.ProcessedItem(feature=mmf.Tensor(feature, "f32"), geometry=plan.geometry, size=plan.size)
 
     @mmf.hookimpl
     def mm_layout(self, input_ids: np.ndarray, geometries: Sequence[Any]) -> mmf.TokenLayout:
@@ -131,9 +139,11 @@ class Gemma3Family:
 
     @mmf.hookimpl
     def mm_num_media_tokens(self, width: int, height: int) -> int:
-        if width <= 0 or height <= 0:
-            raise mmf.MediaError(f"gemma3: image size must be positive, got {width}x{height}")
-        return self._cores[len(self.crops(width, height))].tokens
+        return self._cores[_tiles(self.mm_plan_item(width, height).geometry) - 1].tokens
+
+    @mmf.hookimpl
+    def mm_plan_item(self, width: int, height: int) -> mmf.ItemPlan:
+        return self.item_plan(self.crops(width, height))
 
     @mmf.hookimpl
     def mm_model_kwargs(self, items: Sequence[mmf.OutputItem]) -> dict[str, np.ndarray]:

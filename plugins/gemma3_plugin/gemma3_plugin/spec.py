@@ -27,6 +27,10 @@ MAX_SIDE = 4096
 # Released configs use 4 crops; the bound keeps a typo from multiplying every feature.
 MAX_CROPS = 64
 MAX_SEQ_LENGTH = 1 << 16
+# The largest image the core decodes by default (Pillow's decompression-bomb bound): the
+# pan-and-scan stack of one item (the image and its crops, each height x width) may not
+# hold more pixels than that, or a typo allocates gigabytes per image.
+MAX_STACK_PIXELS = mmf.Limits().max_image_pixels
 # The Pillow filters transformers' ``resample`` 1, 2 and 3 name (LANCZOS, BILINEAR, BICUBIC).
 RESAMPLES = ("pil_bilinear", "pil_bicubic", "pil_lanczos")
 
@@ -152,21 +156,37 @@ def parse_spec(params: Mapping[str, Any]) -> Gemma3Spec:
 
 
 def _cross_check(f: mmf.SpecFields, s: Gemma3Spec) -> None:
+    if s.image_seq_length > s.height * s.width:
+        # The soft tokens pool the vision tower's patches of the height x width image.
+        raise f.error(
+            "image_seq_length",
+            f"must not exceed height * width = {s.height * s.width} (a soft token pools at least one pixel), "
+            f"got {s.image_seq_length}",
+        )
+    stack = (1 + s.pan_and_scan_max_num_crops) * s.height * s.width
+    if s.do_pan_and_scan and stack > MAX_STACK_PIXELS:
+        raise f.error(
+            "pan_and_scan_max_num_crops",
+            f"={s.pan_and_scan_max_num_crops}: the image and its crops at height x width {s.height}x{s.width} "
+            f"make {stack} pixels per item, above the {MAX_STACK_PIXELS} the core decodes by default",
+        )
     if not (s.do_rescale or s.do_normalize):
         # transformers then returns the uint8 pixels themselves; no float feature to match.
         raise f.error("do_normalize", "and do_rescale cannot both be false (the output would be uint8 pixels)")
-    if s.newline_ids.stop - 1 > MAX_ID:
-        raise f.error("newline_run_max", f"puts newline ids past {MAX_ID}")
+    ids = s.newline_ids
+    newlines = f"the newline ids {ids.start}..{ids.stop - 1} (from newline_token_id and newline_run_max)"
+    if ids.stop - 1 > MAX_ID:
+        raise f.error("newline_run_max", f"puts {newlines} past {MAX_ID}")
     markers = {"image_token_id": s.image_token_id, "boi_token_id": s.boi_token_id, "eoi_token_id": s.eoi_token_id}
     if len(set(markers.values())) != 3:
         raise f.error("eoi_token_id", f"image_token_id, boi_token_id and eoi_token_id must differ, got {markers}")
     for name, value in markers.items():
-        if value in s.newline_ids:
-            raise f.error(name, f"={value} lies among the newline ids {s.newline_ids.start}..{s.newline_ids.stop - 1}")
+        if value in ids:
+            raise f.error(name, f"={value} lies among {newlines}")
     for name in ID_LISTS:
-        clash = [i for i in getattr(s, name) if i in markers.values() or i in s.newline_ids]
+        clash = [i for i in getattr(s, name) if i in markers.values() or i in ids]
         if clash:
-            raise f.error(name, f"must not contain the image markers or newline ids, got {clash}")
+            raise f.error(name, f"must not contain {', '.join(markers)} or {newlines}, got {clash}")
 
 
 # google/gemma-3-4b-it (the 12b and 27b checkpoints carry the same values): its

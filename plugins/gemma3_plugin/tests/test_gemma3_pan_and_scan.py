@@ -1,10 +1,13 @@
-"""Pan-and-scan crop boxes (docs/families/gemma3.md §2) with the processor's defaults."""
+"""Pan-and-scan crop boxes (docs/families/gemma3.md §2) with the processor's defaults, and the tiles
+and processed size they give an item."""
 
 from __future__ import annotations
 
 import pytest
 
+import mm_framework as mmf
 from gemma3_plugin.pan_and_scan import crop_boxes
+from mm_framework.testing import sample_image
 
 
 def boxes(w, h, min_crop=256, max_crops=4, ratio=1.2):
@@ -33,3 +36,13 @@ def test_default_crops(w, h, want):
 def test_tiny_minimum_crop_gives_empty_trailing_crops():
     # ceil(5 / 4) = 2 wide: the fourth crop starts past the edge, as the reference's slice does.
     assert boxes(5, 1, min_crop=1) == [(0, 0, 2, 1), (2, 0, 4, 1), (4, 0, 5, 1), (6, 0, 5, 1)]
+
+
+@pytest.mark.parametrize(("preset", "tiles"), [("gemma3_4b_it", 1), ("gemma3_4b_it_pan_and_scan", 3)])
+def test_every_tile_is_processed_at_the_spec_size(preset, tiles):
+    # 1280x960 gets two crops with pan-and-scan; the image and each crop become 896x896.
+    pipe = mmf.pipeline_from_spec(mmf.preset(preset))
+    inp = mmf.MmInput(images=[sample_image(1280, 960, "JPEG", 2)], input_ids=[2, 255999, 106])
+    for out in (pipe.process(inp), pipe.count_tokens(inp)):
+        (item,) = out.items
+        assert (item.size, item.processed_size, item.geometry) == ((1280, 960), (896, 896), mmf.Tiles(tiles))

@@ -89,23 +89,40 @@ def test_every_field_has_a_rejection_test():
     assert {f for f, _, _ in BAD_VALUES} | set(REQUIRED) == set(REQUIRED) | set(DEFAULTS)
 
 
+# (change, the field the error names, the other fields its message names, message)
 CROSS = [
-    ({"do_rescale": False, "do_normalize": False}, "do_normalize", "cannot both be false"),
-    ({"eoi_token_id": 255999}, "eoi_token_id", "must differ"),
-    ({"image_token_id": 255999}, "eoi_token_id", "must differ"),
-    ({"boi_token_id": 108}, "boi_token_id", "lies among the newline ids 107..137"),
-    ({"newline_token_id": 262140}, "image_token_id", "lies among the newline ids"),
-    ({"newline_token_id": 2**31 - 10}, "newline_run_max", "puts newline ids past"),
-    ({"pan_and_scan_intro_ids": [8291, 255999]}, "pan_and_scan_intro_ids", r"must not contain .* \[255999\]"),
-    ({"pan_and_scan_crops_ids": [108]}, "pan_and_scan_crops_ids", r"must not contain .* \[108\]"),
-    ({"pan_and_scan_separator_ids": [262144]}, "pan_and_scan_separator_ids", "must not contain"),
+    ({"do_rescale": False, "do_normalize": False}, "do_normalize", ["do_rescale"], "cannot both be false"),
+    ({"eoi_token_id": 255999}, "eoi_token_id", ["boi_token_id"], "must differ"),
+    ({"image_token_id": 255999}, "eoi_token_id", ["image_token_id"], "must differ"),
+    ({"boi_token_id": 108}, "boi_token_id", ["newline_token_id"], "lies among the newline ids 107..137"),
+    ({"newline_token_id": 262140}, "image_token_id", ["newline_run_max"], "lies among the newline ids"),
+    ({"newline_token_id": 2**31 - 10}, "newline_run_max", ["newline_token_id"], "puts the newline ids .* past"),
+    ({"pan_and_scan_intro_ids": [8291, 255999]}, "pan_and_scan_intro_ids", ["boi_token_id"], r"\[255999\]"),
+    ({"pan_and_scan_crops_ids": [108]}, "pan_and_scan_crops_ids", ["newline_token_id"], r"must not .* \[108\]"),
+    ({"pan_and_scan_separator_ids": [262144]}, "pan_and_scan_separator_ids", ["image_token_id"], "must not contain"),
+    ({"height": 8, "width": 16}, "image_seq_length", ["height", "width"], r"must not exceed height \* width = 128"),
+    (
+        {"do_pan_and_scan": True, "height": 4096, "width": 4096, "pan_and_scan_max_num_crops": 10},
+        "pan_and_scan_max_num_crops", ["height", "width"], "make 184549376 pixels per item, above the 178956970",
+    ),
 ]
 
 
-@pytest.mark.parametrize(("change", "field", "message"), CROSS, ids=[str(c) for c, _, _ in CROSS])
-def test_cross_field_rejections(change, field, message):
-    with pytest.raises(mmf.SpecError, match=f"gemma3 spec: field '{field}' .*{message}"):
+@pytest.mark.parametrize(("change", "field", "others", "message"), CROSS, ids=[str(c) for c, _, _, _ in CROSS])
+def test_cross_field_rejections_name_both_fields(change, field, others, message):
+    with pytest.raises(mmf.SpecError, match=f"gemma3 spec: field '{field}' .*{message}") as e:
         parse_spec({**BASE, **change})
+    problem = str(e.value).split(f"field '{field}'", 1)[1]
+    assert all(other in problem for other in others), str(e.value)
+
+
+def test_limits_of_the_cross_rules_are_accepted():
+    # One soft token per pixel, and a stack just at the decode bound, are still allowed;
+    # without pan-and-scan the crop count allocates nothing.
+    assert parse_spec({**BASE, "height": 16, "width": 16}).image_seq_length == 256
+    big = {**BASE, "height": 4096, "width": 4096, "pan_and_scan_max_num_crops": 9}
+    assert parse_spec({**big, "do_pan_and_scan": True}).pan_and_scan_max_num_crops == 9
+    assert parse_spec({**big, "pan_and_scan_max_num_crops": 64}).do_pan_and_scan is False
 
 
 def test_rescale_or_normalize_alone_is_accepted():

@@ -16,7 +16,7 @@ from typing import Any
 
 import attrs
 
-from mm_framework import SpecFields
+from mm_framework import Limits, SpecFields
 
 FAMILY = "intern_vl"
 
@@ -27,6 +27,11 @@ IMAGENET_STD = (0.229, 0.224, 0.225)
 # a candidate list of ~max_num * ln(max_num) grids (seconds, gigabytes) at pipeline
 # construction, or features of thousands of tiles per image.
 MAX_NUM_LIMIT = 1024
+# The largest image the core decodes by default (Pillow's decompression-bomb bound). The
+# tile canvas of max_num tiles may not exceed it: a larger canvas is an allocation no
+# decoded image could need (the feature is 12 bytes per canvas pixel).
+MAX_CANVAS_PIXELS = Limits().max_image_pixels
+MARKERS = ("img_context_token_id", "img_start_token_id", "img_end_token_id")
 
 REQUIRED = (
     "image_token_id",
@@ -73,7 +78,7 @@ class InternVlSpec:
 def parse_spec(params: Mapping[str, Any]) -> InternVlSpec:
     """Validate the spec fields (without ``"family"``) into an :class:`InternVlSpec`."""
     f = SpecFields(FAMILY, params, required=REQUIRED, defaults=DEFAULTS)
-    return InternVlSpec(
+    spec = InternVlSpec(
         image_token_id=f.integer("image_token_id", minimum=0),
         img_context_token_id=f.integer("img_context_token_id", minimum=0),
         img_start_token_id=f.integer("img_start_token_id", minimum=0),
@@ -85,6 +90,36 @@ def parse_spec(params: Mapping[str, Any]) -> InternVlSpec:
         image_std=f.floats("image_std", nonzero=True),
         use_thumbnail=f.boolean("use_thumbnail"),
     )
+    _cross_check(f, spec)
+    return spec
+
+
+def _cross_check(f: SpecFields, s: InternVlSpec) -> None:
+    """The rules between fields (docs/families/intern_vl.md, "Spec")."""
+    # The model scatters features where the ids equal <IMG_CONTEXT>, so a marker sharing its
+    # id would count as one more feature slot per image; <img> and </img> are distinct
+    # tokens in every InternVL vocabulary, and equal ids would hide where an image ends.
+    seen: dict[int, str] = {}
+    for name in MARKERS:
+        value = getattr(s, name)
+        if value in seen:
+            raise f.error(name, f"must differ from {seen[value]}, both are {value}")
+        seen[value] = name
+    if s.num_image_token > s.image_size**2:
+        # (image_size // patch)**2 * downsample**2 tokens per tile: at most one per pixel;
+        # more would only multiply the prompt's context run.
+        raise f.error(
+            "num_image_token",
+            f"must not exceed image_size**2 = {s.image_size**2} (at most one token per tile pixel), "
+            f"got {s.num_image_token}",
+        )
+    canvas = s.max_num * s.image_size**2
+    if canvas > MAX_CANVAS_PIXELS:
+        raise f.error(
+            "max_num",
+            f"tiles of image_size {s.image_size}x{s.image_size} make a canvas of up to {canvas} pixels, above the "
+            f"{MAX_CANVAS_PIXELS} the core decodes by default",
+        )
 
 
 # InternVL2.5-8B and -26B: the InternLM2.5 tokenizer's added tokens <img> 92544,

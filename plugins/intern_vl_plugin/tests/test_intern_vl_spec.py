@@ -100,3 +100,34 @@ def test_bad_values_name_the_field(field, value, message):
 def test_through_the_public_entry_point():
     with pytest.raises(mmf.SpecError, match="field 'image_size'"):
         mmf.pipeline_from_spec({"family": "intern_vl", **BASE, "image_size": -16})
+
+
+# (changes, the field the error names, the other field its message names)
+CROSS = [
+    # The model scatters features where ids equal <IMG_CONTEXT>; the markers must be other ids.
+    ({"img_start_token_id": 2}, "img_start_token_id", "img_context_token_id"),
+    ({"img_end_token_id": 2}, "img_end_token_id", "img_context_token_id"),
+    ({"img_end_token_id": 3}, "img_end_token_id", "img_start_token_id"),
+    # num_image_token = (image_size // patch)**2 * downsample**2: at most one per tile pixel.
+    ({"num_image_token": 257}, "num_image_token", "image_size**2 = 256"),
+    # 12 tiles of 4096 x 4096 = 201326592 pixels, above the core's decode bound.
+    ({"image_size": 4096}, "max_num", "image_size"),
+    ({"image_size": 448, "max_num": 1024}, "max_num", "image_size"),
+]
+
+
+@pytest.mark.parametrize(("changes", "field", "other"), CROSS, ids=[str(c) for c, _, _ in CROSS])
+def test_inconsistent_fields_are_refused_naming_both(changes, field, other):
+    with pytest.raises(mmf.SpecError) as e:
+        parse_spec({**BASE, **changes})
+    message = str(e.value)
+    assert message.startswith(f"intern_vl spec: field '{field}' ") and other in message, message
+
+
+def test_the_edges_of_the_cross_rules_are_accepted():
+    # The prompt slot may be <IMG_CONTEXT> itself (the preset's choice, as in SGLang).
+    assert parse_spec({**BASE, "image_token_id": 2}).image_token_id == 2
+    # The published maximum of 40 tiles at 448 pixels, and a canvas right at the bound.
+    assert parse_spec({**BASE, "image_size": 448, "max_num": 40}).max_num == 40
+    assert parse_spec({**BASE, "image_size": 448, "max_num": 891}).max_num == 891
+    assert parse_spec({**BASE, "num_image_token": 256}).num_image_token == 256

@@ -35,6 +35,11 @@ class AnyresPlan:
     tokens: int
 
     @property
+    def canvas(self) -> tuple[int, int]:
+        """``(width, height)`` of the padded canvas the crops are cut from: the pinpoint."""
+        return self.best[1], self.best[0]
+
+    @property
     def patches(self) -> int:
         """Base image plus crops."""
         return 1 + self.grid[0] * self.grid[1]

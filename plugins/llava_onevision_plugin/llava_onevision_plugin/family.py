@@ -60,7 +60,8 @@ class LlavaOnevisionFamily:
         s = self.spec
         rgb = media.rgb
         source = mmf.take_source(media)
-        plan = self.plan(rgb.shape[1], rgb.shape[0])
+        item = self.mm_plan_item(rgb.shape[1], rgb.shape[0])
+        plan = item.geometry
         padded = pixels.canvas(pixels.fitted_image(rgb, plan, s.resample, source), plan)
         base = pixels.base_image(rgb, s.image_size, s.resample, source)
         del source  # freed before the patch stack is allocated: a lower peak per item
@@ -69,6 +70,7 @@ class LlavaOnevisionFamily:
             feature=mmf.Tensor(stack, "f32"),
             aux={"image_sizes": mmf.Tensor.i64([plan.height, plan.width])},
             geometry=plan,
+            size=item.size,
         )
 
     @mmf.hookimpl
@@ -77,7 +79,14 @@ class LlavaOnevisionFamily:
 
     @mmf.hookimpl
     def mm_num_media_tokens(self, width: int, height: int) -> int:
-        return self.plan(width, height).tokens
+        return self.mm_plan_item(width, height).geometry.tokens
+
+    @mmf.hookimpl
+    def mm_plan_item(self, width: int, height: int) -> mmf.ItemPlan:
+        """The anyres plan, processed at the pinpoint canvas the crops are cut from (the
+        base image is always ``image_size`` square, so the canvas is what varies)."""
+        plan = self.plan(width, height)
+        return mmf.ItemPlan(plan, plan.canvas)
 
     @mmf.hookimpl
     def mm_model_kwargs(self, items: Sequence[mmf.OutputItem]) -> dict[str, np.ndarray]:

@@ -115,6 +115,13 @@ def parse_spec(params: Mapping[str, Any]) -> LlavaOnevisionSpec:
     tokens = f.integer("num_image_tokens", minimum=1)
     if math.isqrt(tokens) ** 2 != tokens:
         raise f.error("num_image_tokens", f"must be a perfect square (a square feature grid per crop), got {tokens}")
+    if tokens > size * size:
+        # num_image_tokens is (crop side // vision patch)**2: a patch is at least one pixel,
+        # and a larger count would only multiply the prompt's placeholder run.
+        raise f.error(
+            "num_image_tokens",
+            f"must not exceed image_size**2 = {size * size} (at most one feature per pixel of a crop), got {tokens}",
+        )
     ratio = params["vision_aspect_ratio"]
     if not isinstance(ratio, str) or not ASPECT_RATIO.fullmatch(ratio):
         raise f.error("vision_aspect_ratio", f"must be 'anyres_max_<N>' with N >= 1, got {ratio!r}")

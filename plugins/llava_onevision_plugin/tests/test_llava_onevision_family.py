@@ -43,6 +43,16 @@ def test_item_tensors(pipe):
     assert pipe.num_media_tokens(640, 480) == 2929
 
 
+def test_processed_size_is_the_pinpoint_canvas(pipe):
+    # 640x480 picks the 768x768 pinpoint (H x W): the 4 crops are cut from that canvas.
+    inp = mmf.MmInput(images=[sample_image(640, 480, "JPEG", 4)], input_ids=[1, IMAGE, 2])
+    for out in (pipe.process(inp), pipe.count_tokens(inp)):
+        (item,) = out.items
+        assert (item.size, item.processed_size, item.geometry.best) == ((640, 480), (768, 768), (768, 768))
+    plan = pipe.hooks.processor.mm_plan_item(width=1000, height=300)
+    assert plan.size == (1152, 384) == plan.geometry.canvas and plan.geometry.grid == (1, 3)
+
+
 def test_model_kwargs_pad_like_transformers(pipe):
     images = [sample_image(640, 480, "PNG", 5), sample_image(20, 30, "PNG", 6)]
     out = pipe.process(mmf.MmInput(images=images, input_ids=[IMAGE, 9, IMAGE]))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -93,6 +94,27 @@ def test_pinpoint_bound_is_the_default_pixel_limit():
     assert MAX_PINPOINT_PIXELS == mmf.Limits().max_image_pixels
     side = 384 * (int(MAX_PINPOINT_PIXELS**0.5) // 384)
     parse_spec(spec(image_grid_pinpoints=[[side, side]]))
+
+
+@pytest.mark.parametrize(
+    ("changes", "field", "other"),
+    [
+        # Pinpoints are cut into image_size crops; a pinpoint that is not a multiple contradicts it.
+        ({"image_grid_pinpoints": [[384, 768], [336, 672]]}, "image_grid_pinpoints", "image_size 384"),
+        # num_image_tokens = (crop side // vision patch)**2: at most one feature per crop pixel.
+        ({"image_size": 16, "image_grid_pinpoints": [[16, 32]], "num_image_tokens": 289}, "num_image_tokens",
+         "image_size**2 = 256"),
+        ({"num_image_tokens": 385**2}, "num_image_tokens", "image_size**2 = 147456"),
+    ],
+)
+def test_inconsistent_fields_are_refused_naming_both(changes, field, other):
+    with pytest.raises(mmf.SpecError, match=rf"^llava_onevision spec: field '{field}' .*{re.escape(other)}"):
+        parse_spec(spec(**changes))
+
+
+def test_one_feature_per_pixel_is_accepted():
+    s = parse_spec(spec(image_size=16, image_grid_pinpoints=[[16, 32]], num_image_tokens=256))
+    assert s.patches_per_side == 16
 
 
 def test_unknown_and_missing_fields_are_rejected():

@@ -7,7 +7,8 @@ image to the resize) -> size: fit the longest edge, round each side up to a mult
 float32 planes through the exact ``ChannelNorm`` table of transformers' PIL backend.
 
 The feature is the image's own ``[3, H, W]`` (no batch padding), aux ``image_sizes``
-``[H, W]``, geometry ``Grid(1, H / patch, W / patch)``. The norm, decode options and the
+``[H, W]``, geometry ``Grid(1, H / patch, W / patch)``, size ``(W, H)``, all planned
+from the decoded size alone (``mm_plan_item``). The norm, decode options and the
 token-id triple are fixed when the pipeline is built, so the per-item path allocates
 only the resized image and the planes.
 """
@@ -69,14 +70,15 @@ class PixtralFamily:
 
     @mmf.hookimpl
     def mm_process_item(self, media: mmf.DecodedImage) -> mmf.ProcessedItem:
-        h, w = self.resized(media.width, media.height)
+        plan = self.mm_plan_item(media.width, media.height)
+        w, h = plan.size
         # Taken (and so released after the resize) even when the size is unchanged.
         rgb = resize_rgb(media.rgb, w, h, "pil_bicubic", source=mmf.take_source(media))
-        p = self.spec.patch_size
         return mmf.ProcessedItem(
             feature=mmf.Tensor(normalize_planes(rgb, self._norm), "f32"),
             aux={"image_sizes": mmf.Tensor.i64([h, w])},
-            geometry=mmf.Grid(1, h // p, w // p),
+            geometry=plan.geometry,
+            size=plan.size,
         )
 
     @mmf.hookimpl
@@ -85,9 +87,14 @@ class PixtralFamily:
 
     @mmf.hookimpl
     def mm_num_media_tokens(self, width: int, height: int) -> int:
+        return span_length(*self.token_grid(self.mm_plan_item(width, height).geometry))
+
+    @mmf.hookimpl
+    def mm_plan_item(self, width: int, height: int) -> mmf.ItemPlan:
+        """The patch grid of the resized image, and that image's ``(W, H)``."""
         h, w = self.resized(width, height)
-        f = self.spec.factor
-        return span_length(h // f, w // f)
+        p = self.spec.patch_size
+        return mmf.ItemPlan(mmf.Grid(1, h // p, w // p), (w, h))
 
     @mmf.hookimpl
     def mm_model_kwargs(self, items: Sequence[mmf.OutputItem]) -> dict[str, np.ndarray]:

@@ -1,7 +1,8 @@
 """Pixtral's resized size and token grid (docs/families/pixtral.md §1, §6).
 
-Pure integer/float arithmetic, no pixels: shared by ``mm_process_item`` and the
-pixel-free ``mm_num_media_tokens`` so the two cannot disagree.
+Pure integer/float arithmetic, no pixels: ``mm_plan_item`` sizes every item with it, and
+``mm_process_item`` and the pixel-free ``mm_num_media_tokens`` both take the plan, so the
+three cannot disagree.
 """
 
 from __future__ import annotations

@@ -26,6 +26,10 @@ ALPHA_MODES = ("composite", "drop")
 # Pillow refuses images wider or taller than this; a larger longest_edge could never be
 # reached by a decodable image and would only hide a typo.
 MAX_EDGE = 1 << 16
+# The largest image the core decodes by default (Pillow's decompression-bomb bound). Every
+# image is stretched to whole tokens of patch_size * spatial_merge_size pixels a side, so
+# a token above it would turn even a 1x1 image into an allocation no decoded image needs.
+MAX_IMAGE_PIXELS = mmf.Limits().max_image_pixels
 
 REQUIRED = (
     "image_token_id",
@@ -91,9 +95,18 @@ def parse_spec(params: Mapping[str, Any]) -> PixtralSpec:
         if value in seen:
             raise f.error(name, f"must differ from {seen[value]!r}, both are {value}")
         seen[value] = name
-    if spec.factor > MAX_EDGE:
+    if spec.factor**2 > MAX_IMAGE_PIXELS:
         raise f.error(
-            "spatial_merge_size", f"times patch_size must be <= {MAX_EDGE}, got {spec.spatial_merge_size}*{spec.patch_size}"
+            "spatial_merge_size",
+            f"times patch_size is {spec.factor}: one {spec.factor}x{spec.factor} token, the smallest image, exceeds "
+            f"the {MAX_IMAGE_PIXELS} pixels the core decodes by default",
+        )
+    if spec.longest_edge < spec.factor:
+        # Sides are rounded up to whole tokens after the fit, so every image would come out
+        # longer than longest_edge (docs/families/pixtral.md §1).
+        raise f.error(
+            "longest_edge",
+            f"must be at least patch_size * spatial_merge_size = {spec.factor} (one token), got {spec.longest_edge}",
         )
     return spec
 

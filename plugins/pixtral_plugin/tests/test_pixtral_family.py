@@ -105,6 +105,19 @@ def test_num_media_tokens_is_the_span(preset, wh):
 # ----- planes and kwargs ---------------------------------------------------------------
 
 
+@pytest.mark.parametrize("preset, wh, size", [("pixtral_12b", (1280, 960), (1024, 768)),
+                                              ("mistral_small_3_1", (1280, 960), (1288, 980)),
+                                              ("pixtral_12b", (10, 10), (16, 16))])
+def test_processed_size_is_the_resized_image(preset, wh, size):
+    p = pipe(preset)
+    inp = mmf.MmInput(images=[sample_image(*wh, "PNG", 1)], input_ids=[1, 10, 2])
+    for out in (p.process(inp), p.count_tokens(inp)):
+        (item,) = out.items
+        patch = p.spec["patch_size"]
+        assert (item.size, item.processed_size) == (wh, size)
+        assert item.geometry == mmf.Grid(1, size[1] // patch, size[0] // patch)
+
+
 def test_planes_program_and_table_agree():
     rgb = np.random.default_rng(3).integers(0, 256, (37, 53, 3), dtype=np.uint8)
     norm = channel_norm_pil(*CLIP)

@@ -17,11 +17,13 @@ def spec(**changes):
     return {**BASE, **changes}
 
 
-def rejected(params, field, match=None):
+def rejected(params, field, match=None) -> str:
+    """The message of the SpecError ``params`` give, checked to name ``field``."""
     with pytest.raises(mmf.SpecError, match=match) as e:
         parse_spec(params)
     assert f"field {field!r}" in str(e.value), str(e.value)
     assert str(e.value).startswith("pixtral spec:")
+    return str(e.value)
 
 
 def test_presets_are_valid_and_complete():
@@ -89,6 +91,28 @@ def test_bad_size(field, value):
 
 def test_factor_bound():
     rejected(spec(patch_size=MAX_EDGE, spatial_merge_size=2), "spatial_merge_size", match="times patch_size")
+
+
+@pytest.mark.parametrize(
+    "changes, field, other",
+    [
+        # Sides are rounded up to whole tokens, so no image could keep within longest_edge.
+        ({"longest_edge": 15}, "longest_edge", "patch_size * spatial_merge_size = 16"),
+        ({"patch_size": 14, "spatial_merge_size": 2, "longest_edge": 27}, "longest_edge", "spatial_merge_size"),
+        # One token of 13378 x 13378 pixels is above the core's decode bound (178956970).
+        ({"patch_size": 13378, "longest_edge": 20000}, "spatial_merge_size", "patch_size is 13378"),
+        ({"patch_size": 6689, "spatial_merge_size": 2, "longest_edge": 20000}, "spatial_merge_size", "patch_size"),
+    ],
+)
+def test_inconsistent_sizes_name_both_fields(changes, field, other):
+    message = rejected(spec(**changes), field)
+    assert other in message.split(f"field {field!r}", 1)[1], message
+
+
+def test_the_edges_of_the_size_rules_are_accepted():
+    assert parse_spec(spec(longest_edge=16)).longest_edge == 16
+    assert parse_spec(spec(patch_size=13377, longest_edge=13377)).factor == 13377
+    assert mmf.pipeline_from_spec({**PRESETS["pixtral_12b"], "longest_edge": 16}).num_media_tokens(640, 480) == 1
 
 
 @pytest.mark.parametrize("field", ["image_mean", "image_std"])
