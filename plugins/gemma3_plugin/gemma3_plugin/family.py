@@ -102,8 +102,13 @@ class Gemma3Family:
 
     @mmf.hookimpl
     def mm_capabilities(self) -> mmf.Capabilities:
-        # The Gemma vocabulary's ids are int32; anything else is a caller bug.
-        return mmf.Capabilities(id_range=(0, 2**31 - 1))
+        # The Gemma vocabulary's ids are int32; anything else is a caller bug. The prompt
+        # marks an image with <start_of_image>, which the layout expands.
+        return mmf.Capabilities(id_range=(0, 2**31 - 1), placeholders={"image": self.spec.boi_token_id})
+
+    @mmf.hookimpl
+    def mm_resolved_spec(self) -> dict[str, Any]:
+        return self.spec.to_dict()
 
     @mmf.hookimpl
     def mm_decode_options(self) -> mmf.DecodeOptions:

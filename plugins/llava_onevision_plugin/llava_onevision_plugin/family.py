@@ -43,7 +43,11 @@ class LlavaOnevisionFamily:
     @mmf.hookimpl
     def mm_capabilities(self) -> mmf.Capabilities:
         # Qwen2 vocabularies are int32 token ids; anything else is a caller bug.
-        return mmf.Capabilities(id_range=(0, 2**31 - 1))
+        return mmf.Capabilities(id_range=(0, 2**31 - 1), placeholders={"image": self.spec.image_token_id})
+
+    @mmf.hookimpl
+    def mm_resolved_spec(self) -> dict[str, Any]:
+        return self.spec.to_dict()
 
     @mmf.hookimpl
     def mm_decode_options(self) -> mmf.DecodeOptions:

@@ -56,7 +56,11 @@ class PixtralFamily:
     @mmf.hookimpl
     def mm_capabilities(self) -> mmf.Capabilities:
         # Mistral vocabularies (Tekken, SentencePiece) have int32 ids.
-        return mmf.Capabilities(id_range=(0, 2**31 - 1))
+        return mmf.Capabilities(id_range=(0, 2**31 - 1), placeholders={"image": self.spec.image_token_id})
+
+    @mmf.hookimpl
+    def mm_resolved_spec(self) -> dict[str, Any]:
+        return self.spec.to_dict()
 
     @mmf.hookimpl
     def mm_decode_options(self) -> mmf.DecodeOptions:
