@@ -1,0 +1,101 @@
+"""Per-family benchmark: each bundled family against its transformers PIL image processor.
+
+Usage (a venv with the repository and its plugins installed, plus ``transformers==5.24.0``,
+which the families' ``[parity]`` extras bring)::
+
+    python bench/families.py            # about two minutes on 2 cores
+    MM_FRAMEWORK_KERNELS=portable python bench/families.py   # the numpy/Pillow kernels
+
+One 1280x960 JPEG (the photo of bench/inputs.py), one thread on both sides
+(``MM_FRAMEWORK_THREADS=inline``; transformers' PIL processors are single-threaded), each
+family's pixel values compared byte for byte with the reference's before anything is
+timed, then ours and theirs interleaved over passes; medians are reported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import sys
+from pathlib import Path
+
+os.environ.setdefault("MM_FRAMEWORK_THREADS", "inline")
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE), str(HERE.parent / "qwen_vl_plugin" / "tests")]
+
+import numpy as np  # noqa: E402
+import transformers  # noqa: E402
+from PIL import Image  # noqa: E402
+
+import mm_framework as mmf  # noqa: E402
+from mm_framework import kernels  # noqa: E402
+
+from inputs import inputs  # noqa: E402
+from serving import interleaved  # noqa: E402
+
+PLUGINS = HERE.parent / "plugins"
+
+
+def _pp(path: Path) -> dict:
+    import json
+
+    pp = json.loads(path.read_text())
+    return {k: v for k, v in pp.items() if k not in ("image_processor_type", "processor_class")}
+
+
+def gemma3():
+    spec = mmf.preset("gemma3_4b_it")
+    ip = transformers.Gemma3ImageProcessorPil(
+        size={"height": spec["height"], "width": spec["width"]}, resample=2, image_mean=spec["image_mean"],
+        image_std=spec["image_std"],
+    )
+    return spec, lambda im: ip(im, return_tensors="np")["pixel_values"]
+
+
+def pixtral():
+    spec = mmf.preset("pixtral_12b")
+    ip = transformers.PixtralImageProcessorPil.from_dict(
+        _pp(PLUGINS / "pixtral_plugin/tests/golden/models/pixtral_12b/preprocessor_config.json"))
+    return spec, lambda im: ip([im], return_tensors="np")["pixel_values"][0]
+
+
+def llava_onevision():
+    model = PLUGINS / "llava_onevision_plugin/tests/golden/models/llava-onevision-qwen2-7b-ov-hf"
+    spec = mmf.spec_from_model_dir(model)
+    ip = transformers.LlavaOnevisionImageProcessorPil(**_pp(model / "preprocessor_config.json"))
+    return spec, lambda im: ip([im], return_tensors="np")["pixel_values"][0]
+
+
+def qwen2_vl():
+    spec = mmf.preset("qwen2_vl")
+    ip = transformers.Qwen2VLImageProcessorPil.from_dict(
+        _pp(HERE.parent / "qwen_vl_plugin/tests/golden/models/qwen2_vl_instruct/preprocessor_config.json"))
+    return spec, lambda im: ip(images=[im], return_tensors="np")["pixel_values"]
+
+
+FAMILIES = {"qwen_vl (qwen2_vl)": qwen2_vl, "gemma3": gemma3, "pixtral": pixtral, "llava_onevision": llava_onevision}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--passes", type=int, default=5)
+    ap.add_argument("--min-time", type=float, default=0.5)
+    args = ap.parse_args()
+    data = inputs()["jpeg_1280x960"].images[0]
+    print(f"kernels: {kernels.kernel_mode()}; 1280x960 JPEG q90, 1 thread, medians of {args.passes} interleaved passes")
+    print("| family | ours ms | transformers ms | ratio |\n|---|---|---|---|")
+    for name, make in FAMILIES.items():
+        spec, theirs = make()
+        pipe = mmf.pipeline_from_spec(spec)
+        inp = mmf.MmInput(images=[data], input_ids=[pipe.capabilities.placeholders["image"]])
+        ref = np.ascontiguousarray(theirs(Image.open(io.BytesIO(data))), dtype=np.float32)
+        got = pipe.process(inp).items[0].feature.array
+        assert got.tobytes() == ref[tuple(slice(0, n) for n in got.shape)].tobytes(), f"{name}: not byte-identical"
+        ms = interleaved({"ours": lambda: pipe.process(inp),
+                          "theirs": lambda: theirs(Image.open(io.BytesIO(data)))}, args.passes, args.min_time)
+        print(f"| {name} | {ms['ours']:.1f} | {ms['theirs']:.1f} | {ms['theirs'] / ms['ours']:.2f}x |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
