@@ -23,27 +23,30 @@ _BAND_PIXELS = 1 << 16
 def patchify_merged_blocks(
     rgb: np.ndarray, ps: int, merge: int, tps: int, norm: ChannelNorm | np.ndarray, out: np.ndarray | None = None
 ) -> np.ndarray:
-    """HF Qwen-VL ``pixel_values`` of one still image: f32 ``[gh*gw, 3*tps*ps*ps]``.
+    """HF Qwen-VL ``pixel_values`` of one still image, or of one temporal patch of a
+    video: f32 ``[gh*gw, 3*tps*ps*ps]``.
 
     Rows go merge window by merge window (windows raster order, patches raster order
-    inside a window); columns are ``(c, t, py, px)``; every temporal copy equals frame 0
-    (HF repeats the single frame). Value ``norm.lut[c][rgb[y, x, c]]``; ``norm`` is a
-    :class:`ChannelNorm` or a bare ``[3, 256]`` f32 table. ``rgb`` is HWC uint8 (any
-    strides) with ``h`` and ``w`` multiples of ``ps*merge``; ``out`` may be preallocated.
+    inside a window); columns are ``(c, t, py, px)``. ``rgb`` is one HWC uint8 frame,
+    copied into every temporal slot (HF repeats a still image), or a ``[tps, h, w, 3]``
+    stack whose frame ``t`` fills slot ``t`` (a video's temporal patch). Value
+    ``norm.lut[c][frame[y, x, c]]``; ``norm`` is a :class:`ChannelNorm` or a bare
+    ``[3, 256]`` f32 table. Frames may have any strides; ``h`` and ``w`` are multiples
+    of ``ps*merge``; ``out`` may be preallocated.
 
-    Per band of merge-window rows: the band's pixels are reordered into patch order a
-    whole patch row (``ps`` pixels, all channels) at a time; each channel is widened to
-    f32 and normalized on contiguous scratch (by ``norm.steps`` when it has them, else a
-    table gather); one block copy then writes every ``(c, t)`` plane of the band's output
-    rows in memory order, the temporal copies included. Bands fan out over
-    :func:`mm_framework.par.for_chunks`; each writes only its own output rows, so any
-    thread count gives the same bytes. With the native kernels active, one C kernel writes
-    the same bytes in one pass per band instead.
+    Per band of merge-window rows and per frame: the band's pixels are reordered into
+    patch order a whole patch row (``ps`` pixels, all channels) at a time; each channel is
+    widened to f32 and normalized on contiguous scratch (by ``norm.steps`` when it has
+    them, else a table gather); one block copy then writes the frame's ``(c, t)`` planes
+    of the band's output rows in memory order (every ``t`` for a still image). Bands fan
+    out over :func:`mm_framework.par.for_chunks`; each writes only its own output rows, so
+    any thread count gives the same bytes. With the native kernels active, one C kernel
+    writes the same bytes in one pass per band instead.
     """
-    check_rgb(rgb, "patchify")
+    frames = _frames(rgb, tps)
     if not isinstance(norm, ChannelNorm):
         norm = ChannelNorm(norm)
-    h, w = rgb.shape[:2]
+    h, w = frames[0].shape[:2]
     step = ps * merge
     if ps <= 0 or merge <= 0 or tps <= 0 or h % step or w % step:
         raise InternalError(f"patchify: {h}x{w} is not a multiple of patch {ps} x merge {merge}")
@@ -56,16 +59,26 @@ def patchify_merged_blocks(
     dst = out.reshape(bh, per_row, 3, tps, p2)
     band = max(1, _BAND_PIXELS // (per_row * p2))
     # Whole rows of bytes are needed to view patch rows as single items.
-    contiguous_rows = rgb.strides[1] == 3 and rgb.strides[2] == 1
+    contiguous_rows = rgb.strides[-2] == 3 and rgb.strides[-1] == 1
 
     def rows(start: int, stop: int) -> None:
         scratch = _BandScratch(min(band, stop - start), step, w, per_row, p2, contiguous_rows)
         for a in range(start, stop, band):
             b = min(stop, a + band)
-            _patchify_band(rgb[a * step : b * step], dst[a:b], ps, merge, norm, scratch)
+            for t, frame in enumerate(frames):
+                _patchify_band(frame[a * step : b * step], dst[a:b], ps, merge, norm, scratch, t, len(frames) == 1)
 
-    par.for_chunks(rows, bh, par.rows_per_worker(bh, h * w))
+    par.for_chunks(rows, bh, par.rows_per_worker(bh, h * w * len(frames)))
     return out
+
+
+def _frames(rgb: np.ndarray, tps: int) -> list[np.ndarray]:
+    """The frames of ``rgb``: one HWC image, or the ``tps`` frames of a ``[tps, h, w, 3]`` stack."""
+    if isinstance(rgb, np.ndarray) and rgb.ndim == 4:
+        if rgb.shape[0] != tps:
+            raise InternalError(f"patchify: {rgb.shape[0]} frames for a temporal patch of {tps}")
+        return [check_rgb(f, "patchify") for f in rgb]
+    return [check_rgb(rgb, "patchify")]
 
 
 def _out_array(out: np.ndarray | None, shape: tuple[int, ...]) -> np.ndarray:
@@ -87,9 +100,10 @@ class _BandScratch:
 
 
 def _patchify_band(
-    src: np.ndarray, dst: np.ndarray, ps: int, merge: int, norm: ChannelNorm, scratch: _BandScratch
+    src: np.ndarray, dst: np.ndarray, ps: int, merge: int, norm: ChannelNorm, scratch: _BandScratch, t: int, every: bool
 ) -> None:
-    """Merge-window rows ``src`` (``[nb*ps*merge, w, 3]``) into ``dst`` (``[nb, per_row, 3, tps, ps*ps]``)."""
+    """Merge-window rows ``src`` (``[nb*ps*merge, w, 3]``) of one frame into temporal slot
+    ``t`` of ``dst`` (``[nb, per_row, 3, tps, ps*ps]``), or into every slot when ``every``."""
     nb, per_row, _, tps, p2 = dst.shape
     rows, w = src.shape[:2]
     bw, n = w // (ps * merge), nb * per_row
@@ -113,7 +127,9 @@ def _patchify_band(
             _run_steps(norm.steps, c, v)
         else:
             np.take(norm.lut[c], patches[:, :, c], out=v, mode="clip")
-    # One (c, t) plane of one patch as a single item; frame 0 broadcasts to every t, and
-    # the copy walks the output in memory order.
+    # One (c, t) plane of one patch as a single item; a still frame broadcasts to every t,
+    # and the copy walks the output in memory order.
     plane = np.dtype((np.void, p2 * 4))
-    np.copyto(dst.reshape(n, 3, tps, p2).view(plane)[..., 0], values.view(plane)[..., 0].T[:, :, None])
+    planes = dst.reshape(n, 3, tps, p2).view(plane)[..., 0]
+    frame = values.view(plane)[..., 0].T
+    np.copyto(planes if every else planes[:, :, t], frame[:, :, None] if every else frame)

@@ -10,6 +10,7 @@ import pytest
 
 from kernel_refs import BUILDERS, CLIP_MEAN, CLIP_STD, HALF, every_value_image, fixture, gen, hf_order
 from mm_framework import par
+from mm_framework.kernels import native
 from mm_framework.kernels import patchify as patchify_module
 from mm_framework.errors import InternalError, MediaError
 from mm_framework.kernels import (
@@ -148,3 +149,60 @@ def test_patchify_reads_pixel_strided_views():
     rgb = big[:, ::2]
     norm = channel_norm_fused(HALF, HALF)
     assert np.array_equal(patchify_merged_blocks(rgb, 14, 2, 2, norm), hf_order(np.ascontiguousarray(rgb), 14, 2, 2, norm.lut))
+
+
+def hf_video_order(frames, ps, m, lut):
+    """transformers' Qwen-VL video patchify of one temporal patch (``frames`` ``[tps, h, w, 3]``):
+    ``view(tps, C, gh/m, m, ps, gw/m, m, ps).permute(2, 5, 3, 6, 1, 0, 4, 7)``."""
+    img = np.stack([np.stack([lut[c][f[:, :, c]] for c in range(3)]) for f in frames])
+    tps, c, h, w = img.shape
+    p = img.reshape(tps, c, h // ps // m, m, ps, w // ps // m, m, ps).transpose(2, 5, 3, 6, 1, 0, 4, 7)
+    return p.reshape(-1, c * tps * ps * ps)
+
+
+KERNEL_MODES = ["portable"] + (["native"] if native.built() else [])
+
+
+@pytest.mark.parametrize("mode", KERNEL_MODES)
+@pytest.mark.parametrize(("h", "w", "ps", "m", "tps"), [g for g in GEOMETRIES if g[4] > 1])
+def test_patchify_frame_stack_equals_hf_video_reshape(mode, h, w, ps, m, tps):
+    """A ``[tps, h, w, 3]`` stack puts frame t in temporal slot t, in both kernel modes,
+    also from a strided view of a larger clip."""
+    rng = np.random.default_rng(h * w + tps)
+    clip = rng.integers(0, 256, (tps + 1, h + 5, w + 7, 3), dtype=np.uint8)
+    norm = channel_norm_fused(CLIP_MEAN, CLIP_STD)
+    native.set_mode(mode)
+    try:
+        for frames in (np.ascontiguousarray(clip[:tps, :h, :w]), clip[1:, 3 : 3 + h, 2 : 2 + w]):
+            want = hf_video_order(np.ascontiguousarray(frames), ps, m, norm.lut)
+            assert np.array_equal(patchify_merged_blocks(frames, ps, m, tps, norm).view(np.uint32), want.view(np.uint32))
+    finally:
+        native.set_mode(None)
+
+
+@pytest.mark.parametrize("threads", ["inline", 2])
+def test_patchify_frame_stack_any_band_split_and_thread_count(monkeypatch, threads):
+    monkeypatch.setattr(patchify_module, "_BAND_PIXELS", 1000)
+    monkeypatch.setattr(par, "_PAR_MIN_PIXELS", 0)
+    frames = np.stack([every_value_image(112, 84, s) for s in (1, 2)])
+    norm = channel_norm_pil(CLIP_MEAN, CLIP_STD)
+    want = hf_video_order(frames, 14, 2, norm.lut)
+    par.set_threads(threads)
+    native.set_mode("portable")
+    try:
+        out = np.full(want.shape, np.nan, np.float32)
+        assert patchify_merged_blocks(frames, 14, 2, 2, norm, out=out) is out
+    finally:
+        native.set_mode(None)
+        par.set_threads(None)
+    assert np.array_equal(out, want)
+
+
+@pytest.mark.parametrize("mode", KERNEL_MODES)
+def test_patchify_frame_stack_needs_tps_frames(mode):
+    native.set_mode(mode)
+    try:
+        with pytest.raises(InternalError, match="3 frames for a temporal patch of 2"):
+            patchify_merged_blocks(np.zeros((3, 28, 28, 3), np.uint8), 14, 2, 2, IDENTITY)
+    finally:
+        native.set_mode(None)
