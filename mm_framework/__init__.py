@@ -62,24 +62,35 @@ def preset(name: str) -> dict[str, Any]:
     return found[name]
 
 
-def spec_from_hf_configs(config: Mapping[str, Any], preprocessor_config: Mapping[str, Any]) -> dict[str, Any]:
-    """Resolve a spec from a model's ``config.json`` and ``preprocessor_config.json`` dicts."""
-    return _plugins.spec_from_hf_configs(config, preprocessor_config)
+def spec_from_hf_configs(
+    config: Mapping[str, Any],
+    preprocessor_config: Mapping[str, Any],
+    video_preprocessor_config: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Resolve a spec from a model's ``config.json`` and ``preprocessor_config.json`` dicts,
+    and its ``video_preprocessor_config.json`` dict when the model has one."""
+    return _plugins.spec_from_hf_configs(config, preprocessor_config, video_preprocessor_config)
+
+
+def _read_json(path: str) -> dict[str, Any]:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except OSError as e:
+        raise SpecError(f"{path}: {e.strerror or e}") from None
+    except ValueError as e:
+        raise SpecError(f"{path}: invalid JSON: {e}") from None
 
 
 def spec_from_model_dir(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """Resolve a spec from a model directory holding both config files."""
-    docs = []
-    for name in ("config.json", "preprocessor_config.json"):
-        p = os.path.join(os.fspath(path), name)
-        try:
-            with open(p, encoding="utf-8") as f:
-                docs.append(json.load(f))
-        except OSError as e:
-            raise SpecError(f"{p}: {e.strerror or e}") from None
-        except ValueError as e:
-            raise SpecError(f"{p}: invalid JSON: {e}") from None
-    return spec_from_hf_configs(docs[0], docs[1])
+    """Resolve a spec from a model directory holding ``config.json`` and
+    ``preprocessor_config.json``, and ``video_preprocessor_config.json`` when present
+    (transformers reads it for the video processor, else the image processor's file)."""
+    root = os.fspath(path)
+    config, preprocessor = (_read_json(os.path.join(root, n)) for n in ("config.json", "preprocessor_config.json"))
+    video_path = os.path.join(root, "video_preprocessor_config.json")
+    video = _read_json(video_path) if os.path.exists(video_path) else None
+    return spec_from_hf_configs(config, preprocessor, video)
 
 
 __all__ = [

@@ -62,14 +62,20 @@ class DiscoverySpecs:
 
     @hookspec(firstresult=True)
     def mm_spec_from_hf_configs(
-        self, config: Mapping[str, Any], preprocessor_config: Mapping[str, Any]
+        self,
+        config: Mapping[str, Any],
+        preprocessor_config: Mapping[str, Any],
+        video_preprocessor_config: Mapping[str, Any] | None,
     ) -> dict[str, Any] | None:
-        """Resolve a spec from a model's ``config.json`` and ``preprocessor_config.json``.
+        """Resolve a spec from a model's ``config.json`` and ``preprocessor_config.json``,
+        plus its ``video_preprocessor_config.json`` when the model has one (else ``None``:
+        transformers then builds the video processor from ``preprocessor_config.json``).
 
         Return ``None`` when the model is not one of this plugin's families, so the next
         plugin is asked. When it is, be conservative: consume every preprocessor key,
         accept only the values implemented exactly, and raise ``SpecError`` naming any
-        other key or value. firstresult: the first non-None spec wins.
+        other key or value. firstresult: the first non-None spec wins. An implementation
+        may leave ``video_preprocessor_config`` out of its parameters.
         """
 
 

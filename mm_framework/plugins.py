@@ -142,8 +142,14 @@ def presets() -> dict[str, dict[str, Any]]:
     return found
 
 
-def spec_from_hf_configs(config: Mapping[str, Any], preprocessor_config: Mapping[str, Any]) -> dict[str, Any]:
-    spec = plugin_manager().hook.mm_spec_from_hf_configs(config=config, preprocessor_config=preprocessor_config)
+def spec_from_hf_configs(
+    config: Mapping[str, Any],
+    preprocessor_config: Mapping[str, Any],
+    video_preprocessor_config: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    spec = plugin_manager().hook.mm_spec_from_hf_configs(
+        config=config, preprocessor_config=preprocessor_config, video_preprocessor_config=video_preprocessor_config
+    )
     if spec is None:
         model_type = config.get("model_type", "<none>") if isinstance(config, Mapping) else "<none>"
         raise SpecError(f"no installed family handles model_type {model_type!r}; installed: {sorted(families())}")

@@ -200,3 +200,34 @@ def test_family_without_token_count_is_unsupported(toy_site):
             print(json.dumps(str(e)))
     """)
     assert out == "family 'nocount' does not implement mm_num_media_tokens (no token counts without pixels)"
+
+
+def test_video_preprocessor_config_reaches_the_resolver(tmp_path):
+    """spec_from_model_dir passes video_preprocessor_config.json when the directory has one
+    (None otherwise); resolvers that leave the argument out keep working."""
+    seen = []
+
+    class Resolver:
+        @mmf.hookimpl
+        def mm_spec_from_hf_configs(self, config, preprocessor_config, video_preprocessor_config):
+            if config.get("model_type") != "vidtoy":
+                return None
+            seen.append(video_preprocessor_config)
+            return {"family": "toy", "image_token_id": preprocessor_config["id"]}
+
+    plugins.register(Resolver(), name="vidtoy-resolver")
+    try:
+        (tmp_path / "config.json").write_text('{"model_type": "vidtoy"}')
+        (tmp_path / "preprocessor_config.json").write_text('{"id": 3}')
+        assert mmf.spec_from_model_dir(tmp_path) == {"family": "toy", "image_token_id": 3}
+        (tmp_path / "video_preprocessor_config.json").write_text('{"fps": 2}')
+        mmf.spec_from_model_dir(tmp_path)
+        assert mmf.spec_from_hf_configs({"model_type": "vidtoy"}, {"id": 4}, {"fps": 1})["image_token_id"] == 4
+        assert seen == [None, {"fps": 2}, {"fps": 1}]
+        (tmp_path / "video_preprocessor_config.json").write_text("{")
+        with pytest.raises(mmf.SpecError, match="video_preprocessor_config.json: invalid JSON"):
+            mmf.spec_from_model_dir(tmp_path)
+    finally:
+        plugins.unregister("vidtoy-resolver")
+    with pytest.raises(mmf.SpecError, match="no installed family handles model_type 'llama'"):
+        mmf.spec_from_hf_configs({"model_type": "llama"}, {}, {"fps": 2})
