@@ -1,4 +1,4 @@
-"""The ``qwen_vl`` family processor: one still image in, transformers 5.24's tensors out.
+"""The ``qwen_vl`` family processor: one still image or video in, transformers 5.24's tensors out.
 
 Per item: decode (the core decoder; for the Pillow backend it also lends its Pillow
 image so the resize need not rebuild one from the array) -> ``smart_resize`` -> uint8
@@ -8,7 +8,9 @@ table per backend (a :class:`~mm_framework.kernels.ChannelNorm`); patchify compu
 it with the f32 ufuncs proven to reproduce that table bit for bit, straight into the
 final patch layout. Everything that depends only on the spec (the norm, resampler,
 decode options) is fixed when the pipeline is built, so the per-item path allocates
-just the resized image and the output tensor.
+just the resized image and the output tensor. Videos (when the spec has video fields)
+go through :class:`~.video_item.QwenVideo`, requests holding them through
+:mod:`.mixed_request`.
 """
 
 from __future__ import annotations
@@ -24,7 +26,9 @@ from mm_framework.kernels import (
     channel_norm_fused, channel_norm_pil, patchify_merged_blocks, resize_rgb, resize_wants_source, smart_resize,
 )
 
+from . import mixed_request
 from .spec import BACKENDS, parse_spec
+from .video_item import QwenVideo
 
 _NORMS = {"pil": channel_norm_pil, "fused": channel_norm_fused}
 
@@ -38,6 +42,7 @@ class QwenVlFamily:
         self._resample = resample
         self._norm = _NORMS[rounding](self.spec.image_mean, self.spec.image_std)
         self._decode_options = mmf.DecodeOptions(alpha=self.spec.alpha, exif_transpose=self.spec.exif_transpose)
+        self.video = None if self.spec.video is None else QwenVideo(self.spec)
 
     # -- geometry -----------------------------------------------------------------
 
@@ -71,7 +76,10 @@ class QwenVlFamily:
     @mmf.hookimpl
     def mm_capabilities(self) -> mmf.Capabilities:
         # Qwen vocabularies are int32 token ids; anything else is a caller bug.
-        return mmf.Capabilities(id_range=(0, 2**31 - 1), placeholders={"image": self.spec.image_token_id})
+        marks = {"image": self.spec.image_token_id}
+        if self.video is not None:
+            marks["video"] = self.video.video.token_id
+        return mmf.Capabilities(video=self.video is not None, id_range=(0, 2**31 - 1), placeholders=marks)
 
     @mmf.hookimpl
     def mm_resolved_spec(self) -> dict[str, Any]:
@@ -89,7 +97,13 @@ class QwenVlFamily:
         return mmf.decode_rgb(data, options, keep_source=resize_wants_source(self._resample))
 
     @mmf.hookimpl
-    def mm_process_item(self, media: mmf.DecodedImage) -> mmf.ProcessedItem:
+    def mm_sample_frames(self, total_frames: int, fps: float | None) -> list[int] | None:
+        return self._video().sample(total_frames, fps)
+
+    @mmf.hookimpl
+    def mm_process_item(self, media: mmf.DecodedImage | mmf.VideoClip) -> mmf.ProcessedItem:
+        if isinstance(media, mmf.VideoClip):
+            return self._video().process(media)
         s = self.spec
         # Taken (and so released after the resize) even when no resize needs it.
         rgb = self.resized(media.rgb, mmf.take_source(media))
@@ -103,44 +117,49 @@ class QwenVlFamily:
         )
 
     @mmf.hookimpl
-    def mm_layout(self, input_ids: np.ndarray, geometries: Sequence[Any]) -> mmf.TokenLayout:
-        counts = [self.tokens(_grid(g)) for g in geometries]
-        return mmf.layout_by_placeholder(input_ids, self.spec.image_token_id, counts)
+    def mm_layout(self, input_ids: np.ndarray, geometries: Sequence[Any], modalities: Sequence[str]) -> mmf.TokenLayout:
+        grids = [_grid(g) for g in geometries]
+        if "video" in modalities:
+            return mixed_request.layout(input_ids, grids, modalities, self.tokens, self._video())
+        return mmf.layout_by_placeholder(input_ids, self.spec.image_token_id, [self.tokens(g) for g in grids])
 
     @mmf.hookimpl
     def mm_positions(
-        self, input_len: int, offsets: Sequence[tuple[int, int]], geometries: Sequence[Any]
+        self, input_len: int, offsets: Sequence[tuple[int, int]], geometries: Sequence[Any], modalities: Sequence[str]
     ) -> mmf.MRope:
-        items = sorted(((s, e, _grid(g)) for (s, e), g in zip(offsets, geometries)), key=lambda it: it[0])
+        grids = [_grid(g) for g in geometries]
+        if "video" in modalities:
+            return mixed_request.positions(input_len, offsets, grids, modalities, self._video())
+        items = sorted(((s, e, g) for (s, e), g in zip(offsets, grids)), key=lambda it: it[0])
         return mmf.mrope_image_only(input_len, items, self.spec.merge_size)
 
     @mmf.hookimpl
-    def mm_num_media_tokens(self, width: int, height: int) -> int:
-        return self.tokens(self.grid(width, height))
+    def mm_num_media_tokens(self, width: int, height: int, frames: int | None, fps: float | None) -> int:
+        if frames is None:
+            return self.tokens(self.grid(width, height))
+        video = self._video()
+        return video.span_tokens(video.plan(width, height, frames, fps).geometry)
 
     @mmf.hookimpl
-    def mm_plan_item(self, width: int, height: int) -> mmf.ItemPlan:
-        return mmf.ItemPlan(self.grid(width, height), self.target_size(width, height))
+    def mm_plan_item(self, width: int, height: int, frames: int | None, fps: float | None) -> mmf.ItemPlan:
+        if frames is None:
+            return mmf.ItemPlan(self.grid(width, height), self.target_size(width, height))
+        return self._video().plan(width, height, frames, fps)
 
     @mmf.hookimpl
     def mm_model_kwargs(self, items: Sequence[mmf.OutputItem]) -> dict[str, np.ndarray]:
-        """``pixel_values`` ``[sum(gh*gw), 3*T*P*P]`` f32 and ``image_grid_thw`` ``[n, 3]`` i64."""
+        """``pixel_values`` ``[sum(gh*gw), 3*T*P*P]`` f32 and ``image_grid_thw`` ``[n, 3]`` i64;
+        with videos also ``pixel_values_videos``, ``video_grid_thw`` and (Qwen2.5-VL)
+        ``second_per_grid_ts`` (:func:`.mixed_request.model_kwargs`)."""
         s = self.spec
-        dim = 3 * s.temporal_patch_size * s.patch_size * s.patch_size
-        if not items:
-            return {
-                "pixel_values": np.zeros((0, dim), dtype=np.float32),
-                "image_grid_thw": np.zeros((0, 3), dtype=np.int64),
-            }
-        return {
-            "pixel_values": _concat([it.feature.array for it in items]),
-            "image_grid_thw": np.stack([it.aux["image_grid_thw"].array for it in items]),
-        }
+        return mixed_request.model_kwargs(items, 3 * s.temporal_patch_size * s.patch_size * s.patch_size)
 
-
-def _concat(arrays: list[np.ndarray]) -> np.ndarray:
-    # One item hands over its own (read-only) features: no copy of the largest tensor.
-    return arrays[0] if len(arrays) == 1 else np.concatenate(arrays, axis=0)
+    def _video(self) -> QwenVideo:
+        # The driver refuses videos for a spec without video fields (Capabilities.video),
+        # and a token count for one is the caller's question to get wrong.
+        if self.video is None:
+            raise mmf.UnsupportedError("this qwen_vl spec has no video fields (video_processor is not set)")
+        return self.video
 
 
 def _grid(geometry: Any) -> mmf.Grid:

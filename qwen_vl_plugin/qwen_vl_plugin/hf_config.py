@@ -1,4 +1,5 @@
-"""Resolve a ``qwen_vl`` spec from a model's ``config.json`` + ``preprocessor_config.json``.
+"""Resolve a ``qwen_vl`` spec from a model's ``config.json`` + ``preprocessor_config.json``
+(+ ``video_preprocessor_config.json`` when the model has one, :mod:`.hf_video_config`).
 
 Conservative by design: every preprocessor key is consumed. A key either feeds a spec
 field, is pinned to the one value implemented exactly, or is known to be inert; any
@@ -20,6 +21,8 @@ from typing import Any
 
 from mm_framework import SpecError
 
+from .hf_keys import PINNED, check_pinned, check_processor_class, qwen2_pixels
+from .hf_video_config import VIDEO_ONLY, resolve_video
 from .spec import CLIP_MEAN, CLIP_STD, QwenVlSpec, parse_spec
 
 # model_type -> the config class's default image_token_id (used when config.json omits it).
@@ -33,17 +36,7 @@ MODEL_TYPES: dict[str, int] = {
 }
 
 IMAGE_PROCESSOR_TYPES = frozenset({"Qwen2VLImageProcessor", "Qwen2VLImageProcessorFast", "Qwen2VLImageProcessorPil"})
-PROCESSOR_CLASSES = frozenset({"Qwen2VLProcessor", "Qwen2_5_VLProcessor", "Qwen3VLProcessor"})
 
-# Keys pinned to the single value implemented (PILImageResampling.BICUBIC is 3).
-PINNED: dict[str, Any] = {
-    "do_resize": True,
-    "do_rescale": True,
-    "do_normalize": True,
-    "do_convert_rgb": True,
-    "rescale_factor": 1 / 255,
-    "resample": 3,
-}
 # transformers 5.24 Qwen2VLImageProcessor(Pil) class defaults.
 CLASS_DEFAULTS: dict[str, Any] = {
     "patch_size": 14,
@@ -53,6 +46,8 @@ CLASS_DEFAULTS: dict[str, Any] = {
     "image_std": list(CLIP_STD),
     "size": {"shortest_edge": 56 * 56, "longest_edge": 28 * 28 * 1280},
 }
+IMAGE_KEYS = frozenset(PINNED) | frozenset(CLASS_DEFAULTS) | {"min_pixels", "max_pixels", "image_processor_type",
+                                                              "processor_class"}
 # vision_config key -> spec field: the model's own geometry must agree with the processor's.
 VISION_KEYS = {"patch_size": "patch_size", "spatial_merge_size": "merge_size", "temporal_patch_size": "temporal_patch_size"}
 
@@ -61,51 +56,34 @@ def _err(key: str, message: str) -> SpecError:
     return SpecError(f"preprocessor_config.json: {key!r} {message}")
 
 
-def _same(value: Any, pinned: Any) -> bool:
-    # bool is an int in Python: keep true/1 and false/0 apart.
-    return type(value) is type(pinned) and value == pinned
+def resolve(
+    config: Mapping[str, Any], preprocessor_config: Mapping[str, Any], video_preprocessor_config: Mapping[str, Any] | None = None
+) -> dict[str, Any] | None:
+    """The spec dict for a Qwen-VL model, or ``None`` when the model is not one.
 
-
-def _pixels(pp: Mapping[str, Any]) -> tuple[Any, Any]:
-    """``(min_pixels, max_pixels)`` the way ``Qwen2VLImageProcessor.__init__`` derives them."""
-    size = pp.get("size", CLASS_DEFAULTS["size"])
-    if not isinstance(size, Mapping):
-        raise _err("size", f"must be an object, got {size!r}")
-    size = dict(size)
-    # Top-level min_pixels/max_pixels override the size dict and drop its legacy keys.
-    if "min_pixels" in pp:
-        size["shortest_edge"] = pp["min_pixels"]
-        size.pop("min_pixels", None)
-    if "max_pixels" in pp:
-        size["longest_edge"] = pp["max_pixels"]
-        size.pop("max_pixels", None)
-    if set(size) != {"shortest_edge", "longest_edge"}:
-        raise _err("size", f"must resolve to exactly shortest_edge and longest_edge, got {sorted(size)}")
-    return size["shortest_edge"], size["longest_edge"]
-
-
-def resolve(config: Mapping[str, Any], preprocessor_config: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The spec dict for a Qwen-VL model, or ``None`` when the model is not one."""
+    ``video_preprocessor_config``: the model's ``video_preprocessor_config.json``; without
+    it the video processor reads ``preprocessor_config.json``, whose video-only keys are
+    then consumed for video (:mod:`.hf_video_config`).
+    """
     if not isinstance(config, Mapping) or config.get("model_type") not in MODEL_TYPES:
         return None
     model_type = config["model_type"]
-    if not isinstance(preprocessor_config, Mapping):
-        raise SpecError(f"preprocessor_config.json: expected an object, got {type(preprocessor_config).__name__}")
+    for name, doc in (("preprocessor_config.json", preprocessor_config),
+                      ("video_preprocessor_config.json", video_preprocessor_config)):
+        if doc is not None and not isinstance(doc, Mapping):
+            raise SpecError(f"{name}: expected an object, got {type(doc).__name__}")
     pp = dict(preprocessor_config)
-    known = set(PINNED) | set(CLASS_DEFAULTS) | {"min_pixels", "max_pixels", "image_processor_type", "processor_class"}
+    own_video = video_preprocessor_config is not None
     for key in pp:
-        if key not in known:
-            raise _err(key, "is not supported by the qwen_vl family")
-    for key, pinned in PINNED.items():
-        if key in pp and not _same(pp[key], pinned):
-            raise _err(key, f"must be {pinned!r} (the only value implemented), got {pp[key]!r}")
+        if key not in IMAGE_KEYS and (own_video or key not in VIDEO_ONLY):
+            raise _err(key, "is not supported by the qwen_vl family" if key not in VIDEO_ONLY else
+                       "is read by neither processor (the video processor reads video_preprocessor_config.json)")
+    check_pinned(pp, _err)
     ipt = pp.get("image_processor_type")
     if ipt is not None and ipt not in IMAGE_PROCESSOR_TYPES:
         raise _err("image_processor_type", f"must be one of {sorted(IMAGE_PROCESSOR_TYPES)}, got {ipt!r}")
-    pc = pp.get("processor_class")
-    if pc is not None and pc not in PROCESSOR_CLASSES:
-        raise _err("processor_class", f"must be one of {sorted(PROCESSOR_CLASSES)}, got {pc!r}")
-    min_pixels, max_pixels = _pixels(pp)
+    check_processor_class(pp, _err)
+    min_pixels, max_pixels = qwen2_pixels(pp, CLASS_DEFAULTS["size"], _err)
     fields = {
         "image_token_id": config.get("image_token_id", MODEL_TYPES[model_type]),
         "patch_size": pp.get("patch_size", CLASS_DEFAULTS["patch_size"]),
@@ -116,9 +94,10 @@ def resolve(config: Mapping[str, Any], preprocessor_config: Mapping[str, Any]) -
         "image_mean": pp.get("image_mean", CLASS_DEFAULTS["image_mean"]),
         "image_std": pp.get("image_std", CLASS_DEFAULTS["image_std"]),
     }
-    spec = parse_spec(fields)
-    _check_vision_config(config, spec)
-    return spec.to_dict()
+    image = parse_spec(fields)
+    _check_vision_config(config, image)
+    video = resolve_video(model_type, config, image, video_preprocessor_config if own_video else pp, own_video)
+    return parse_spec({**fields, **video}).to_dict()
 
 
 def _check_vision_config(config: Mapping[str, Any], spec: QwenVlSpec) -> None:

@@ -3,7 +3,7 @@
 A spec is ``{"family": "qwen_vl", **fields}``; the factory receives the fields without
 ``"family"``. Every field is checked and every failure is a :class:`SpecError` that
 names the field; unknown fields are errors too, so a typo can never silently fall back
-to a default.
+to a default. The video fields are optional as a group (:mod:`.video_spec`).
 """
 
 from __future__ import annotations
@@ -14,6 +14,9 @@ from typing import Any
 import attrs
 
 from mm_framework import Limits, SpecFields
+
+from .video_prompt import QWEN2_TIMESTAMPS, QWEN3_5_TIMESTAMPS
+from .video_spec import VIDEO_FIELDS, VideoSpec, parse_video
 
 FAMILY = "qwen_vl"
 
@@ -45,7 +48,8 @@ REQUIRED = (
     "image_mean",
     "image_std",
 )
-DEFAULTS: dict[str, Any] = {"backend": "pil", "alpha": "composite", "exif_transpose": False}
+DEFAULTS: dict[str, Any] = {"backend": "pil", "alpha": "composite", "exif_transpose": False,
+                            **dict.fromkeys(VIDEO_FIELDS)}
 
 
 @attrs.frozen
@@ -63,6 +67,7 @@ class QwenVlSpec:
     backend: str = "pil"
     alpha: str = "composite"
     exif_transpose: bool = False
+    video: VideoSpec | None = None
 
     @property
     def factor(self) -> int:
@@ -71,17 +76,19 @@ class QwenVlSpec:
 
     def to_dict(self) -> dict[str, Any]:
         """The complete spec, ``"family"`` included, as JSON-ready values."""
-        d = attrs.asdict(self)
+        d = attrs.asdict(self, recurse=False)
         d["image_mean"] = list(self.image_mean)
         d["image_std"] = list(self.image_std)
-        return {"family": FAMILY, **d}
+        video = d.pop("video")
+        return {"family": FAMILY, **d, **({} if video is None else video.to_dict())}
 
 
 def parse_spec(params: Mapping[str, Any]) -> QwenVlSpec:
     """Validate the spec fields (without ``"family"``) into a :class:`QwenVlSpec`."""
     f = SpecFields(FAMILY, params, required=REQUIRED, defaults=DEFAULTS)
+    image_token_id = f.integer("image_token_id", minimum=0)
     spec = QwenVlSpec(
-        image_token_id=f.integer("image_token_id", minimum=0),
+        image_token_id=image_token_id,
         patch_size=f.integer("patch_size", minimum=1),
         merge_size=f.integer("merge_size", minimum=1),
         temporal_patch_size=f.integer("temporal_patch_size", minimum=1),
@@ -94,6 +101,7 @@ def parse_spec(params: Mapping[str, Any]) -> QwenVlSpec:
         backend=f.choice("backend", BACKENDS),
         alpha=f.choice("alpha", ALPHA_MODES),
         exif_transpose=f.boolean("exif_transpose"),
+        video=parse_video(f, params, image_token_id),
     )
     _cross_check(f, spec)
     return spec
@@ -123,7 +131,9 @@ def _cross_check(f: SpecFields, s: QwenVlSpec) -> None:
         )
 
 
-def _preset(image_token_id: int, patch_size: int, min_pixels: int, max_pixels: int, mean, std) -> dict[str, Any]:
+def _preset(
+    image_token_id: int, patch_size: int, min_pixels: int, max_pixels: int, mean, std, video: VideoSpec
+) -> dict[str, Any]:
     return QwenVlSpec(
         image_token_id=image_token_id,
         patch_size=patch_size,
@@ -133,21 +143,39 @@ def _preset(image_token_id: int, patch_size: int, min_pixels: int, max_pixels: i
         max_pixels=max_pixels,
         image_mean=mean,
         image_std=std,
+        video=video,
     ).to_dict()
 
 
+def _qwen2_video(min_pixels: int, max_pixels: int, tokens_per_second: int | None = None) -> VideoSpec:
+    # Qwen2VLVideoProcessor samples no frames unless told to (do_sample_frames false).
+    return VideoSpec("qwen2", 151656, min_pixels, max_pixels, False, tokens_per_second=tokens_per_second)
+
+
+def _qwen3_video(video_token_id: int, start: int, end: int, timestamps) -> VideoSpec:
+    # The published video_preprocessor_config.json: 4096 .. 768*32*32*32 pixels over all
+    # sampled frames, 2 fps, 4 .. 768 frames.
+    return VideoSpec("qwen3", video_token_id, 4096, 25165824, True, 2.0, 4, 768, None, start, end, timestamps)
+
+
+QWEN2_HUB = 14 * 14 * 4 * 16384
 # Each preset is a published checkpoint's preprocessor_config.json (the README's preset
-# table names them): qwen2_vl Qwen/Qwen2-VL-7B-Instruct, qwen2_5_vl
-# Qwen/Qwen2.5-VL-7B-Instruct (both 3136 .. 12845056 pixels: 16384 merged 28x28 blocks),
-# qwen3_vl Qwen/Qwen3-VL-8B-Instruct and qwen3_5 Qwen/Qwen3.5-9B, whose vocabulary puts
-# <|image_pad|> at 248056. Every size of a generation shares these values.
-# qwen2_vl_class_defaults is transformers' Qwen2VLImageProcessor with no config at all
-# (max 1003520 pixels): no checkpoint ships it; it stays for comparisons with code that
-# builds the processor bare.
+# table names them), and its video processor as transformers builds it from the
+# checkpoint: qwen2_vl Qwen/Qwen2-VL-7B-Instruct, qwen2_5_vl Qwen/Qwen2.5-VL-7B-Instruct
+# (both 3136 .. 12845056 pixels: 16384 merged 28x28 blocks; they ship no video config, so
+# video frames take the image bounds; Qwen2.5's config.json has tokens_per_second 2),
+# qwen3_vl Qwen/Qwen3-VL-8B-Instruct and qwen3_5 Qwen/Qwen3.5-9B (their own
+# video_preprocessor_config.json), whose vocabulary puts <|image_pad|> at 248056. Every
+# size of a generation shares these values. qwen2_vl_class_defaults is transformers'
+# Qwen2VLImageProcessor and Qwen2VLVideoProcessor with no config at all (max 1003520
+# image pixels, 100352 .. 602112 per video frame): no checkpoint ships it; it stays for
+# comparisons with code that builds the processors bare.
 PRESETS: dict[str, dict[str, Any]] = {
-    "qwen2_vl": _preset(151655, 14, 56 * 56, 14 * 14 * 4 * 16384, CLIP_MEAN, CLIP_STD),
-    "qwen2_vl_class_defaults": _preset(151655, 14, 56 * 56, 28 * 28 * 1280, CLIP_MEAN, CLIP_STD),
-    "qwen2_5_vl": _preset(151655, 14, 56 * 56, 14 * 14 * 4 * 16384, CLIP_MEAN, CLIP_STD),
-    "qwen3_vl": _preset(151655, 16, 65536, 16777216, HALF, HALF),
-    "qwen3_5": _preset(248056, 16, 65536, 16777216, HALF, HALF),
+    "qwen2_vl": _preset(151655, 14, 56 * 56, QWEN2_HUB, CLIP_MEAN, CLIP_STD, _qwen2_video(56 * 56, QWEN2_HUB)),
+    "qwen2_vl_class_defaults": _preset(
+        151655, 14, 56 * 56, 28 * 28 * 1280, CLIP_MEAN, CLIP_STD, _qwen2_video(128 * 28 * 28, 28 * 28 * 768)
+    ),
+    "qwen2_5_vl": _preset(151655, 14, 56 * 56, QWEN2_HUB, CLIP_MEAN, CLIP_STD, _qwen2_video(56 * 56, QWEN2_HUB, 2)),
+    "qwen3_vl": _preset(151655, 16, 65536, 16777216, HALF, HALF, _qwen3_video(151656, 151652, 151653, QWEN2_TIMESTAMPS)),
+    "qwen3_5": _preset(248056, 16, 65536, 16777216, HALF, HALF, _qwen3_video(248057, 248053, 248054, QWEN3_5_TIMESTAMPS)),
 }

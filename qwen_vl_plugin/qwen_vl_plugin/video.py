@@ -16,7 +16,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from mm_framework import InternalError, MediaError, SpecError
-from mm_framework.kernels import ChannelNorm, channel_norm_fused, patchify_merged_blocks, resize_rgb, smart_resize
+from mm_framework.kernels import (
+    ChannelNorm, channel_norm_fused, for_chunks, patchify_merged_blocks, resize_rgb, rows_per_worker, smart_resize,
+)
 
 from .video_sampling import DEFAULT_FPS
 
@@ -87,56 +89,46 @@ def video_grid(num_frames: int, height: int, width: int, *, patch_size: int, tem
     return -(-num_frames // temporal_patch_size), height // patch_size, width // patch_size
 
 
-def resize_frames(frames: np.ndarray, height: int, width: int) -> np.ndarray:
-    """``[T, height, width, 3]`` uint8: every frame resized with ``aten_u8`` (``frames``
-    itself when the size already matches, as torchvision returns its input then)."""
-    if frames.shape[1:3] == (height, width):
-        return frames
-    out = np.empty((frames.shape[0], height, width, 3), dtype=np.uint8)
-    for k in range(frames.shape[0]):
-        out[k] = resize_rgb(frames[k], width, height, VIDEO_RESAMPLE)
-    return out
+def resize_frame(frame: np.ndarray, height: int, width: int) -> np.ndarray:
+    """One ``[H, W, 3]`` frame at ``height`` x ``width`` with ``aten_u8`` (the frame itself
+    when the size already matches, as torchvision returns its input then)."""
+    return frame if frame.shape[:2] == (height, width) else resize_rgb(frame, width, height, VIDEO_RESAMPLE)
 
 
-def patchify_video_frames(
-    frames: np.ndarray | Sequence[np.ndarray],
-    ps: int,
-    merge: int,
-    tps: int,
+def video_pixel_values(
+    frames: np.ndarray, height: int, width: int, *, patch_size: int, merge_size: int, temporal_patch_size: int,
     norm: ChannelNorm,
-    out: np.ndarray | None = None,
 ) -> np.ndarray:
-    """``pixel_values_videos`` of one clip: f32 ``[gt*gh*gw, 3*tps*ps*ps]``.
+    """``pixel_values_videos`` of one clip: f32 ``[gt*gh*gw, 3*tps*ps*ps]`` (§4).
 
-    :func:`~mm_framework.kernels.patchify_merged_blocks` generalised to ``tps``
-    different frames per temporal patch: row order ``(t, merge windows, patches in a
-    window)``, columns ``(c, frame within the group, py, px)``. The last frame fills a
-    short last group. ``frames`` are resized uint8 ``[H, W, 3]`` frames of one size
-    (a ``[T, H, W, 3]`` array or a sequence); the values are ``norm`` of each byte.
-
-    Each frame is laid out by ``patchify_merged_blocks`` with one temporal slot, then
-    copied into its slot of the group's rows: the value of a pixel does not depend on
-    its neighbours, so this is byte-identical to transformers' view/permute.
+    ``frames`` (``[T, H, W, 3]`` uint8) are resized to ``height`` x ``width`` and laid
+    out one temporal patch of ``tps`` frames at a time (rows ``(t, merge windows,
+    patches in a window)``, columns ``(c, frame within the patch, py, px)``), the last
+    frame repeated to fill a short last patch. transformers repeats it after normalizing;
+    normalization is per byte, so repeating the resized frame gives the same values.
+    Temporal patches fan out over the ``par`` seam, each resizing its own frames into
+    its own scratch and writing only its own rows, so any thread count gives the same
+    bytes.
     """
-    t = len(frames)
-    if t <= 0:
-        raise InternalError("patchify_video_frames: no frames")
-    h, w = frames[0].shape[:2]
-    gt, gh, gw = video_grid(t, h, w, patch_size=ps, temporal_patch_size=tps)
-    n, p2 = gh * gw, ps * ps
-    shape = (gt * n, 3 * tps * p2)
-    if out is None:
-        out = np.empty(shape, dtype=np.float32)
-    elif out.shape != shape or out.dtype != np.float32 or not out.flags.c_contiguous:
-        raise InternalError(f"patchify_video_frames: out must be C-contiguous float32 {shape}")
-    dst = out.reshape(gt, n, 3, tps, p2)
-    one = np.empty((n, 3 * p2), dtype=np.float32)
-    for slot in range(gt * tps):
-        frame = frames[min(slot, t - 1)]
-        if frame.shape[:2] != (h, w):
-            raise InternalError(f"patchify_video_frames: frame {slot} is {frame.shape[:2]}, frame 0 is {(h, w)}")
-        patchify_merged_blocks(frame, ps, merge, 1, norm, out=one)
-        dst[slot // tps, :, :, slot % tps, :] = one.reshape(n, 3, p2)
+    t, tps = len(frames), temporal_patch_size
+    gt, gh, gw = video_grid(t, height, width, patch_size=patch_size, temporal_patch_size=tps)
+    n = gh * gw
+    out = np.empty((gt * n, 3 * tps * patch_size * patch_size), dtype=np.float32)
+    resized = frames.shape[1:3] == (height, width)
+
+    def groups(lo: int, hi: int) -> None:
+        stack = np.empty((tps, height, width, 3), dtype=np.uint8)
+        for g in range(lo, hi):
+            members = [min(g * tps + j, t - 1) for j in range(tps)]
+            if resized and members[-1] == g * tps + tps - 1:
+                patch = frames[g * tps : (g + 1) * tps]  # already the right size: no copy
+            else:
+                for j, k in enumerate(members):
+                    stack[j] = stack[j - 1] if j and k == members[j - 1] else resize_frame(frames[k], height, width)
+                patch = stack
+            patchify_merged_blocks(patch, patch_size, merge_size, tps, norm, out=out[g * n : (g + 1) * n])
+
+    for_chunks(groups, gt, rows_per_worker(gt, t * height * width))
     return out
 
 

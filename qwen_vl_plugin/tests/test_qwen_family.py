@@ -50,7 +50,7 @@ def test_target_size_is_transformers_smart_resize(hw, spec, target):
     fam = family(spec)
     assert fam.target_size(w, h) == (target[1], target[0])
     ps, m = spec["patch_size"], spec["merge_size"]
-    assert fam.mm_num_media_tokens(width=w, height=h) == (target[0] // ps) * (target[1] // ps) // (m * m)
+    assert fam.mm_num_media_tokens(width=w, height=h, frames=None, fps=None) == (target[0] // ps) * (target[1] // ps) // (m * m)
 
 
 def test_aspect_ratio_above_200_is_a_media_error():
@@ -140,7 +140,7 @@ def test_layout_and_positions_for_two_images():
 
 def test_positions_pin_from_the_reference():
     # docs/architecture.md, "Positions": L = 11, image at 3..8, grid [1, 4, 6], merge 2.
-    pos = family().mm_positions(input_len=11, offsets=[(3, 8)], geometries=[mmf.Grid(1, 4, 6)])
+    pos = family().mm_positions(input_len=11, offsets=[(3, 8)], geometries=[mmf.Grid(1, 4, 6)], modalities=["image"])
     assert pos.positions.tolist() == [
         [0, 1, 2, 3, 3, 3, 3, 3, 3, 6, 7],
         [0, 1, 2, 3, 3, 3, 4, 4, 4, 6, 7],

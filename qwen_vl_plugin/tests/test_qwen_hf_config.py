@@ -32,8 +32,10 @@ def test_model_dirs_resolve_to_the_presets(model, preset):
 
 
 def test_qwen2_vl_instruct_uses_its_published_pixel_budget():
+    # Its video processor reads preprocessor_config.json too: the same bounds per frame.
     spec = mmf.spec_from_model_dir(MODELS / "qwen2_vl_instruct")
-    assert spec == {**mmf.preset("qwen2_vl_class_defaults"), "max_pixels": 12845056} == mmf.preset("qwen2_vl")
+    assert spec == {**mmf.preset("qwen2_vl_class_defaults"), "max_pixels": 12845056, "video_min_pixels": 3136,
+                    "video_max_pixels": 12845056} == mmf.preset("qwen2_vl")
 
 
 @pytest.mark.parametrize("model_type", ["qwen3_vl_moe", "qwen3_5_moe"])
@@ -55,7 +57,8 @@ def test_full_5x_style_preprocessor_config_with_pinned_keys():
     pp.update(do_resize=True, do_rescale=True, do_normalize=True, do_convert_rgb=True,
               rescale_factor=0.00392156862745098, resample=3)
     config, _ = configs("qwen3_vl_instruct")
-    assert mmf.spec_from_hf_configs(config, pp) == mmf.preset("qwen3_vl")
+    video = json.loads((MODELS / "qwen3_vl_instruct" / "video_preprocessor_config.json").read_text())
+    assert mmf.spec_from_hf_configs(config, pp, video) == mmf.preset("qwen3_vl")
 
 
 def test_top_level_pixels_override_size_and_its_legacy_keys():
@@ -135,6 +138,10 @@ def test_model_dir_errors(tmp_path):
         mmf.spec_from_model_dir(tmp_path)
     for name in ("config.json", "preprocessor_config.json"):
         (tmp_path / name).write_text((MODELS / "qwen3_5" / name).read_text())
+    # Without its video config, transformers' video processor reads preprocessor_config.json.
+    fallback = {**mmf.preset("qwen3_5"), "video_min_pixels": 65536, "video_max_pixels": 16777216}
+    assert mmf.spec_from_model_dir(tmp_path) == fallback
+    (tmp_path / "video_preprocessor_config.json").write_text((MODELS / "qwen3_5" / "video_preprocessor_config.json").read_text())
     assert mmf.spec_from_model_dir(tmp_path) == mmf.preset("qwen3_5")
     (tmp_path / "preprocessor_config.json").write_text("{not json")
     with pytest.raises(mmf.SpecError, match="invalid JSON"):

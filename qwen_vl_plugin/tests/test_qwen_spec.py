@@ -39,17 +39,37 @@ def test_presets_are_complete_resolved_specs():
         "backend": "pil",
         "alpha": "composite",
         "exif_transpose": False,
+        # Qwen2VLVideoProcessor() bare: every frame, 100352 .. 602112 pixels per frame.
+        "video_processor": "qwen2",
+        "video_token_id": 151656,
+        "video_min_pixels": 100352,
+        "video_max_pixels": 602112,
+        "video_sample_frames": False,
     }
-    assert mmf.preset("qwen2_5_vl") == mmf.preset("qwen2_vl") == {**mmf.preset("qwen2_vl_class_defaults"), "max_pixels": 12845056}
+    # The published Qwen2/2.5 checkpoints' video frames take the image bounds.
+    hub2 = {**mmf.preset("qwen2_vl_class_defaults"), "max_pixels": 12845056, "video_min_pixels": 3136,
+            "video_max_pixels": 12845056}
+    assert mmf.preset("qwen2_vl") == hub2
+    assert mmf.preset("qwen2_5_vl") == {**hub2, "tokens_per_second": 2}
     q3 = mmf.preset("qwen3_vl")
     assert (q3["patch_size"], q3["min_pixels"], q3["max_pixels"], q3["image_mean"], q3["image_std"]) == (
         16, 65536, 16777216, [0.5] * 3, [0.5] * 3
     )
-    assert mmf.preset("qwen3_5") == {**q3, "image_token_id": 248056}
+    assert {k: v for k, v in q3.items() if k.startswith(("video_", "vision_"))} == {
+        "video_processor": "qwen3", "video_token_id": 151656, "video_min_pixels": 4096, "video_max_pixels": 25165824,
+        "video_sample_frames": True, "video_fps": 2.0, "video_min_frames": 4, "video_max_frames": 768,
+        "vision_start_token_id": 151652, "vision_end_token_id": 151653,
+    }
+    assert q3["timestamp_token_ids"] == {"<": 27, **{str(d): 15 + d for d in range(10)}, ".": 13, " seconds": 6486, ">": 29}
+    assert mmf.preset("qwen3_5") == {
+        **q3, "image_token_id": 248056, "video_token_id": 248057, "vision_start_token_id": 248053,
+        "vision_end_token_id": 248054, "timestamp_token_ids": {**q3["timestamp_token_ids"], " seconds": 6283},
+    }
     for name in ("qwen2_vl", "qwen2_vl_class_defaults", "qwen2_5_vl", "qwen3_vl", "qwen3_5"):
         spec = mmf.preset(name)
-        assert set(spec) == {"family", *REQUIRED, *DEFAULTS}
-        assert mmf.pipeline_from_spec(spec).family == "qwen_vl"
+        assert set(spec) <= {"family", *REQUIRED, *DEFAULTS}
+        pipe = mmf.pipeline_from_spec(spec)
+        assert pipe.family == "qwen_vl" and pipe.hooks.capabilities().video
 
 
 def test_preset_is_a_copy():

@@ -31,7 +31,7 @@ from mm_framework.media.video import decode_clip  # noqa: E402
 from mm_framework.media.video_frames import clip_from_frames, select_frames  # noqa: E402
 from qwen_video_replay import GOLDEN, compare, frame_size, replay, sample  # noqa: E402
 from qwen_vl_plugin.mrope import rope_index  # noqa: E402
-from qwen_vl_plugin.video import patchify_video_frames, resize_frames, video_norm  # noqa: E402
+from qwen_vl_plugin.video import video_norm, video_pixel_values  # noqa: E402
 from qwen_vl_plugin.video_prompt import QWEN2_TIMESTAMPS, group_timestamps  # noqa: E402
 from qwen_vl_plugin.video_sampling import qwen2_sample_indices, qwen3_sample_indices  # noqa: E402
 
@@ -176,8 +176,8 @@ def test_decoded_frame_arrays_match_the_video_processor(config):
         if indices is not None:
             clip = select_frames(clip, indices)
         rh, rw = frame_size(v, clip.num_frames, h, w)
-        pv = patchify_video_frames(resize_frames(clip.frames, rh, rw), v["patch_size"], v["merge_size"],
-                                   v["temporal_patch_size"], video_norm(vp.image_mean, vp.image_std))
+        pv = video_pixel_values(clip.frames, rh, rw, patch_size=v["patch_size"], merge_size=v["merge_size"],
+                                temporal_patch_size=v["temporal_patch_size"], norm=video_norm(vp.image_mean, vp.image_std))
         assert pv.tobytes() == ref["pixel_values_videos"].numpy().tobytes(), (config, t, h, w)
 
 

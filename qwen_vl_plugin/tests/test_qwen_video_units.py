@@ -8,16 +8,17 @@ import numpy as np
 import pytest
 
 import mm_framework as mmf
-from mm_framework.kernels import normalize_lut_fused
+from mm_framework import par
+from mm_framework.kernels import native, normalize_lut_fused, resize_rgb
 from qwen_vl_plugin.mrope import rope_index
 from qwen_vl_plugin.video import (
-    patchify_video_frames,
     qwen2_frame_size,
     qwen3_frame_size,
-    resize_frames,
+    resize_frame,
     second_per_grid_t,
     video_grid,
     video_norm,
+    video_pixel_values,
 )
 from qwen_vl_plugin.video_prompt import (
     QWEN2_TIMESTAMPS,
@@ -118,11 +119,10 @@ def test_grid_pads_the_frame_count():
     assert video_grid(1, 64, 64, patch_size=16, temporal_patch_size=2) == (1, 4, 4)
 
 
-def test_resize_frames_keeps_equal_sizes():
-    frames = np.random.default_rng(1).integers(0, 256, (3, 28, 56, 3), dtype=np.uint8)
-    assert resize_frames(frames, 28, 56) is frames
-    out = resize_frames(frames, 56, 84)
-    assert out.shape == (3, 56, 84, 3)
+def test_resize_frame_keeps_equal_sizes():
+    frame = np.random.default_rng(1).integers(0, 256, (28, 56, 3), dtype=np.uint8)
+    assert resize_frame(frame, 28, 56) is frame
+    assert resize_frame(frame, 56, 84).shape == (56, 84, 3)
 
 
 # ----------------------------------------------------------------------------- patchify
@@ -141,27 +141,47 @@ def transformers_layout(frames: np.ndarray, ps: int, merge: int, tps: int, mean,
     return v.transpose(0, 3, 6, 4, 7, 2, 1, 5, 8).reshape(gt * gh * gw, c * tps * ps * ps)
 
 
-@pytest.mark.parametrize("t, h, w, ps, tps", [(1, 28, 28, 14, 2), (4, 28, 56, 14, 2), (5, 64, 32, 16, 2),
-                                              (7, 56, 84, 14, 3), (2, 32, 32, 8, 1)])
-def test_patchify_video_frames_is_transformers_layout(t, h, w, ps, tps):
+PIXEL_CASES = [(1, 28, 28, 14, 2), (4, 28, 56, 14, 2), (5, 64, 32, 16, 2), (7, 56, 84, 14, 3), (2, 32, 32, 8, 1)]
+
+
+@pytest.mark.parametrize("threads", ["inline", 2])
+@pytest.mark.parametrize("t, h, w, ps, tps", PIXEL_CASES)
+def test_video_pixel_values_is_transformers_layout(t, h, w, ps, tps, threads):
     frames = np.random.default_rng(t * h + w).integers(0, 256, (t, h, w, 3), dtype=np.uint8)
     mean, std = (0.48145466, 0.4578275, 0.40821073), (0.26862954, 0.26130258, 0.27577711)
     want = transformers_layout(frames, ps, 2, tps, mean, std)
-    got = patchify_video_frames(frames, ps, 2, tps, video_norm(mean, std))
+    par.set_threads(threads)
+    try:
+        got = video_pixel_values(frames, h, w, patch_size=ps, merge_size=2, temporal_patch_size=tps,
+                                 norm=video_norm(mean, std))
+    finally:
+        par.set_threads(None)
     assert got.dtype == np.float32 and got.tobytes() == want.tobytes()
-    assert patchify_video_frames(list(frames), ps, 2, tps, video_norm(mean, std)).tobytes() == want.tobytes()
-    out = np.empty_like(want)
-    assert patchify_video_frames(frames, ps, 2, tps, video_norm(mean, std), out=out) is out
 
 
-def test_patchify_video_frames_checks():
+@pytest.mark.parametrize("mode", ["portable", "native"])
+def test_video_pixel_values_resizes_every_frame_with_aten_u8(mode, monkeypatch):
+    if mode == "native" and not native.built():
+        pytest.skip("native kernels not built")
+    monkeypatch.setattr(par, "_PAR_MIN_PIXELS", 0)  # a window per temporal patch even for this small clip
+    frames = np.random.default_rng(9).integers(0, 256, (5, 37, 61, 3), dtype=np.uint8)
+    norm = video_norm((0.5,) * 3, (0.5,) * 3)
+    native.set_mode(mode)
+    par.set_threads(2)
+    try:
+        resized = np.stack([resize_rgb(f, 56, 28, "aten_u8") for f in frames])
+        got = video_pixel_values(frames, 28, 56, patch_size=14, merge_size=2, temporal_patch_size=2, norm=norm)
+    finally:
+        par.set_threads(None)
+        native.set_mode(None)
+    assert got.tobytes() == transformers_layout(resized, 14, 2, 2, (0.5,) * 3, (0.5,) * 3).tobytes()
+
+
+def test_video_pixel_values_checks_the_size():
     frames = np.zeros((2, 28, 28, 3), np.uint8)
     with pytest.raises(mmf.InternalError):
-        patchify_video_frames(frames[:, :27], 14, 2, 2, video_norm((0.5,) * 3, (0.5,) * 3))
-    with pytest.raises(mmf.InternalError):
-        patchify_video_frames(frames, 14, 2, 2, video_norm((0.5,) * 3, (0.5,) * 3), out=np.empty((4, 10), np.float32))
-    with pytest.raises(mmf.InternalError, match="frame 1"):
-        patchify_video_frames([frames[0], frames[1, :, :14]], 14, 1, 2, video_norm((0.5,) * 3, (0.5,) * 3))
+        video_pixel_values(frames, 27, 28, patch_size=14, merge_size=2, temporal_patch_size=2,
+                           norm=video_norm((0.5,) * 3, (0.5,) * 3))
 
 
 # ----------------------------------------------------------------------------- spg

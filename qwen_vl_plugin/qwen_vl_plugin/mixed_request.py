@@ -1,0 +1,118 @@
+"""The prompt, positions and model inputs of a ``qwen_vl`` request that holds videos.
+
+transformers' processors replace the *n*-th ``<|image_pad|>`` with the *n*-th image and
+the *n*-th ``<|video_pad|>`` with the *n*-th video, each modality counted on its own
+(docs/families/qwen_vl_video.md §5); ``get_rope_index`` then walks the expanded prompt's
+runs of text, image and video tokens (§7). Requests with images only keep the image
+path of :mod:`.family` (``layout_by_placeholder``, ``mrope_image_only``), which gives
+the same result for them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+import mm_framework as mmf
+
+from .mrope import IMAGE, TEXT, VIDEO, rope_index
+from .video_item import QwenVideo, VideoGrid
+
+MODALITIES = ("image", "video")
+
+
+def layout(
+    input_ids: np.ndarray, grids: Sequence[mmf.Grid], modalities: Sequence[str], image_tokens: Any, video: QwenVideo
+) -> mmf.TokenLayout:
+    """Every placeholder of either modality replaced by its item, in prompt order.
+
+    ``image_tokens(grid)`` is an image's pad count. A placeholder count that differs
+    from the item count of its modality is a :class:`LayoutError` naming both.
+    """
+    ids = {"image": video.spec.image_token_id, "video": video.video.token_id}
+    items = {m: [i for i, mm in enumerate(modalities) if mm == m] for m in MODALITIES}
+    where = {m: np.flatnonzero(input_ids == ids[m]).tolist() for m in MODALITIES}
+    for m in MODALITIES:
+        if len(where[m]) != len(items[m]):
+            raise mmf.LayoutError(
+                f"prompt has {len(where[m])} {m} placeholder(s) but {len(items[m])} {m} item(s) (placeholder id {ids[m]})"
+            )
+    slots = sorted((pos, item, m) for m in MODALITIES for pos, item in zip(where[m], items[m]))
+    segments: list[Any] = []
+    start = 0
+    for pos, item, m in slots:
+        if pos > start:
+            segments.append(mmf.Text(start, pos))
+        grid = grids[item]
+        pattern = mmf.Repeat(ids[m], image_tokens(grid)) if m == "image" else video.pattern(_video_grid(grid))
+        segments.append(mmf.Media(item, pattern))
+        start = pos + 1
+    if start < len(input_ids):
+        segments.append(mmf.Text(start, len(input_ids)))
+    return mmf.TokenLayout(segments)
+
+
+def positions(
+    input_len: int, offsets: Sequence[tuple[int, int]], grids: Sequence[mmf.Grid], modalities: Sequence[str],
+    video: QwenVideo,
+) -> mmf.MRope:
+    """``get_rope_index`` of the expanded prompt: its token types rebuilt from the item spans
+    (an image's span is all pads; a video's pad runs come from :meth:`QwenVideo.pad_runs`)."""
+    types = np.full(input_len, TEXT, dtype=np.int64)
+    image_grids, video_grids, spg = [], [], []
+    for i in sorted(range(len(offsets)), key=lambda k: offsets[k][0]):
+        start, end = offsets[i]
+        grid = grids[i]
+        if modalities[i] == "image":
+            types[start : end + 1] = IMAGE
+            image_grids.append((grid.t, grid.h, grid.w))
+            continue
+        grid = _video_grid(grid)
+        for offset, length in video.pad_runs(grid):
+            types[start + offset : start + offset + length] = VIDEO
+        video_grids.append((grid.t, grid.h, grid.w))
+        spg.append(grid.second_per_grid_t)
+    v = video.video
+    pos, delta = rope_index(
+        types, image_grids, video_grids, merge=video.spec.merge_size, tokens_per_second=v.tokens_per_second,
+        second_per_grid_ts=spg if v.tokens_per_second is not None else None, video_groups=v.qwen3,
+    )
+    return mmf.MRope(pos, delta)
+
+
+def model_kwargs(items: Sequence[mmf.OutputItem], dim: int) -> dict[str, np.ndarray]:
+    """The models' keyword tensors, images and videos each in prompt order: ``pixel_values``
+    and ``image_grid_thw`` when there are images (or no items at all),
+    ``pixel_values_videos``, ``video_grid_thw`` and, for Qwen2.5-VL, ``second_per_grid_ts``
+    (f32 ``[n]``) when there are videos. ``dim`` is ``3 * tps * ps * ps``."""
+    images = [it for it in items if it.modality == "image"]
+    videos = [it for it in items if it.modality == "video"]
+    out: dict[str, np.ndarray] = {}
+    if images or not videos:
+        out["pixel_values"] = _concat([it.feature.array for it in images], (0, dim), np.float32)
+        out["image_grid_thw"] = _stack([it.aux["image_grid_thw"].array for it in images])
+    if videos:
+        out["pixel_values_videos"] = _concat([it.feature.array for it in videos], (0, dim), np.float32)
+        out["video_grid_thw"] = _stack([it.aux["video_grid_thw"].array for it in videos])
+        if "second_per_grid_ts" in videos[0].aux:
+            out["second_per_grid_ts"] = _concat([it.aux["second_per_grid_ts"].array for it in videos], (0,), np.float32)
+    return out
+
+
+def _concat(arrays: list[np.ndarray], empty: tuple[int, ...], dtype: type) -> np.ndarray:
+    if not arrays:
+        return np.zeros(empty, dtype=dtype)
+    # One item hands over its own (read-only) features: no copy of the largest tensor.
+    return arrays[0] if len(arrays) == 1 else np.concatenate(arrays, axis=0)
+
+
+def _stack(arrays: list[np.ndarray]) -> np.ndarray:
+    return np.stack(arrays) if arrays else np.zeros((0, 3), dtype=np.int64)
+
+
+def _video_grid(geometry: Any) -> VideoGrid:
+    if not isinstance(geometry, VideoGrid):
+        raise mmf.InternalError(f"qwen_vl: expected a VideoGrid geometry for a video, got {type(geometry).__name__}")
+    return geometry
