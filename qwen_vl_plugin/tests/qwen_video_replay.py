@@ -32,6 +32,7 @@ from qwen_vl_plugin.video import (
 )
 from qwen_vl_plugin.video_prompt import TimestampVocab, group_timestamps, qwen2_video_tokens, qwen3_video_ids
 from qwen_vl_plugin.video_sampling import qwen2_sample_indices, qwen3_sample_indices
+from qwen_vl_plugin.video_spec import TIMESTAMP_PIECES, VIDEO_FIELDS
 
 GOLDEN = Path(__file__).parent / "golden_video"
 CASES = sorted((GOLDEN / "cases").glob("*.json"))
@@ -73,6 +74,25 @@ def frame_size(v: dict[str, Any], t: int, h: int, w: int) -> tuple[int, int]:
         return qwen3_frame_size(t, h, w, factor=factor, temporal_factor=v["temporal_patch_size"],
                                 min_pixels=v["min_pixels"], max_pixels=v["max_pixels"])
     return qwen2_frame_size(h, w, factor=factor, min_pixels=v["min_pixels"], max_pixels=v["max_pixels"])
+
+
+def spec_for(case: dict[str, Any], backend: str = "torchvision") -> dict[str, Any]:
+    """The pipeline spec of a case's configuration: its preset's image fields (the mixed
+    prompts' images went through transformers' torchvision image processor) and the
+    video fields of the video processor the generator built."""
+    v = case["video"]
+    spec = {k: x for k, x in mmf.preset(v["preset"]).items() if k not in VIDEO_FIELDS}
+    video = {"video_processor": "qwen3" if v["generation"] == "qwen3" else "qwen2", "video_token_id": v["video_token_id"],
+             "video_min_pixels": v["min_pixels"], "video_max_pixels": v["max_pixels"],
+             "video_sample_frames": v["do_sample_frames"], "tokens_per_second": v["tokens_per_second"]}
+    if v["do_sample_frames"]:
+        video.update(video_fps=v["fps"], video_min_frames=v["min_frames"], video_max_frames=v["max_frames"])
+    if v["generation"] == "qwen3":
+        ts = v["timestamp_ids"]
+        pieces = [ts["open"], *ts["digits"], ts["dot"], ts["seconds"], ts["close"]]
+        video.update(vision_start_token_id=v["vision_start_id"], vision_end_token_id=v["vision_end_id"],
+                     timestamp_token_ids=dict(zip(TIMESTAMP_PIECES, pieces)))
+    return {**spec, **{k: x for k, x in video.items() if x is not None}, "backend": backend}
 
 
 def header_of(case: dict[str, Any]) -> ClipHeader:

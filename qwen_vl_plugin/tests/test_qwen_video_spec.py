@@ -1,0 +1,102 @@
+"""The qwen_vl video spec fields: each validated with a SpecError naming it, the
+cross-field rules, and a spec without video fields refusing videos."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+
+import mm_framework as mmf
+from qwen_vl_plugin.video_spec import TIMESTAMP_PIECES
+
+Q2 = mmf.preset("qwen2_vl")
+Q25 = mmf.preset("qwen2_5_vl")
+Q3 = mmf.preset("qwen3_vl")
+IMAGE_ONLY = {k: v for k, v in Q2.items() if not k.startswith("video_")}
+
+
+def build(base, **changes):
+    spec = {**copy.deepcopy(base), **changes}
+    return mmf.pipeline_from_spec({k: v for k, v in spec.items() if v is not ...})
+
+
+@pytest.mark.parametrize(("base", "field", "value"), [
+    (Q2, "video_processor", "qwen4"),
+    (Q2, "video_processor", 2),
+    (Q2, "video_token_id", -1),
+    (Q2, "video_token_id", "151656"),
+    (Q2, "video_token_id", True),
+    (Q2, "video_min_pixels", 0),
+    (Q2, "video_max_pixels", 1.5),
+    (Q2, "video_sample_frames", 1),
+    (Q3, "video_fps", 0),
+    (Q3, "video_fps", float("nan")),
+    (Q3, "video_fps", "2"),
+    (Q3, "video_min_frames", 0),
+    (Q3, "video_max_frames", 2.0),
+    (Q25, "tokens_per_second", 0),
+    (Q25, "tokens_per_second", 2.5),
+    (Q3, "vision_start_token_id", -5),
+    (Q3, "vision_end_token_id", "x"),
+    (Q3, "timestamp_token_ids", [27, 15]),
+    (Q3, "timestamp_token_ids", {"<": 27}),
+    (Q3, "timestamp_token_ids", {**Q3["timestamp_token_ids"], ".": -1}),
+    (Q3, "timestamp_token_ids", {**Q3["timestamp_token_ids"], "0": True}),
+])
+def test_bad_video_field_is_a_spec_error_naming_it(base, field, value):
+    with pytest.raises(mmf.SpecError, match=f"'{field}'"):
+        build(base, **{field: value})
+
+
+@pytest.mark.parametrize(("base", "changes", "named", "why"), [
+    # Every other video field needs the video processor.
+    (IMAGE_ONLY, {"video_token_id": 151656}, "video_token_id", "'video_processor' is not"),
+    (Q2, {"video_processor": ...}, "video_token_id", "'video_processor' is not"),
+    # What a video processor needs.
+    (Q2, {"video_max_pixels": ...}, "video_max_pixels", "is required"),
+    (Q2, {"video_sample_frames": ...}, "video_sample_frames", "is required"),
+    (Q2, {"video_sample_frames": True, "video_min_frames": 4, "video_max_frames": 768}, "video_fps", "is required"),
+    (Q3, {"video_min_frames": ...}, "video_min_frames", "is required"),
+    (Q3, {"vision_end_token_id": ...}, "vision_end_token_id", "is required"),
+    (Q3, {"timestamp_token_ids": ...}, "timestamp_token_ids", "is required"),
+    # Fields that would do nothing are refused.
+    (Q2, {"video_fps": 2.0}, "video_fps", "no effect when video_sample_frames is false"),
+    (Q3, {"video_sample_frames": False}, "video_fps", "no effect when video_sample_frames is false"),
+    (Q2, {"vision_start_token_id": 151652}, "vision_start_token_id", "no effect with video_processor 'qwen2'"),
+    (Q3, {"tokens_per_second": 2}, "tokens_per_second", "Qwen2.5-VL's"),
+    # One id, one role.
+    (Q2, {"video_token_id": 151655}, "video_token_id", "must differ from 'image_token_id'"),
+    (Q3, {"vision_end_token_id": 151652}, "vision_end_token_id", "must differ from 'vision_start_token_id'"),
+])
+def test_cross_field_rules(base, changes, named, why):
+    with pytest.raises(mmf.SpecError, match=f"'{named}'.*{why}"):
+        build(base, **changes)
+
+
+def test_valid_variants_round_trip():
+    # Qwen3 sampling without a rate takes transformers' fps=None rule; Qwen2 may sample at 2 fps.
+    for spec in ({**{k: v for k, v in Q3.items() if k != "video_fps"}},
+                 {**Q2, "video_sample_frames": True, "video_fps": 2, "video_min_frames": 4, "video_max_frames": 768},
+                 {k: v for k, v in Q3.items() if k not in ("video_fps", "video_min_frames", "video_max_frames")}
+                 | {"video_sample_frames": False}):
+        family = mmf.pipeline_from_spec(spec).hooks.processor
+        assert family.spec.to_dict() == {**spec, **({"video_fps": 2.0} if spec.get("video_fps") == 2 else {})}
+    assert set(Q3["timestamp_token_ids"]) == set(TIMESTAMP_PIECES)
+
+
+def test_a_spec_without_video_fields_refuses_videos():
+    pipe = mmf.pipeline_from_spec(IMAGE_ONLY)
+    assert not pipe.hooks.capabilities().video
+    clip = np.zeros((2, 28, 28, 3), np.uint8)
+    with pytest.raises(mmf.UnsupportedError, match="item 0: family 'qwen_vl' does not take video"):
+        pipe.process(mmf.MmInput(videos=[clip], input_ids=[151656]))
+    with pytest.raises(mmf.UnsupportedError, match="no video fields"):
+        pipe.num_media_tokens(28, 28, frames=2, fps=1.0)
+    # Its image outputs are the video-capable preset's.
+    img = mmf.pipeline_from_spec(Q2)
+    frame = np.random.default_rng(1).integers(0, 256, (40, 60, 3), np.uint8)
+    a = pipe.process(mmf.MmInput(images=[frame], input_ids=[1, Q2["image_token_id"], 2]))
+    b = img.process(mmf.MmInput(images=[frame], input_ids=[1, Q2["image_token_id"], 2]))
+    assert a.items == b.items and a.input_ids.tolist() == b.input_ids.tolist() and a.positions == b.positions
