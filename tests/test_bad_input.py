@@ -9,10 +9,12 @@ same output for a good request afterwards.
 from __future__ import annotations
 
 import base64
+import functools
 import io
 import os
 import re
 import struct
+import tempfile
 import time
 import tracemalloc
 import zlib
@@ -31,6 +33,7 @@ pytest.importorskip("qwen_vl_plugin")
 SPEC = mmf.preset("qwen2_vl")
 PAD = SPEC["image_token_id"]
 GOOD = sample_image(64, 48, "JPEG", 1)
+GOOD_PNG = sample_image(64, 48, "PNG", 1)
 DOCS = Path(__file__).parent.parent / "docs" / "bad-input.md"
 MAX_SECONDS = 1.0
 MAX_ALLOC = 64 << 20
@@ -147,6 +150,97 @@ CASES = {
 }
 
 
+# --- videos ---------------------------------------------------------------------------------
+VPAD = SPEC["video_token_id"]
+QWEN3 = mmf.preset("qwen3_vl") if "qwen3_vl" in mmf.list_presets() else None
+
+
+def _frame(w: int, h: int, k: int) -> np.ndarray:
+    yy, xx = np.mgrid[0:h, 0:w]
+    return np.stack([(xx * 7 + k * 19) % 256, (yy * 5 + k * 3) % 256, (xx + yy + k * 11) % 256], -1).astype(np.uint8)
+
+
+@functools.cache
+def clip(n: int = 30, codec: str = "mpeg4", fmt: str = "mp4", faststart: bool = False) -> bytes:
+    """An encoded ``n``-frame 32x24 clip at 10 fps (faststart: the index before the data)."""
+    av = pytest.importorskip("av")
+    if codec not in av.codecs_available:
+        pytest.skip(f"this PyAV has no {codec} encoder")
+    with tempfile.TemporaryDirectory() as tmp:
+        target = os.path.join(tmp, "clip." + fmt)
+        with av.open(target, "w", format=fmt, options={"movflags": "faststart"} if faststart else {}) as out:
+            s = out.add_stream(codec, rate=10)
+            s.width, s.height, s.pix_fmt = 32, 24, "yuv420p"
+            for k in range(n):
+                out.mux(s.encode(av.VideoFrame.from_ndarray(_frame(32, 24, k), format="rgb24")))
+            out.mux(s.encode())
+        return Path(target).read_bytes()
+
+
+def audio_only() -> bytes:
+    av = pytest.importorskip("av")
+    buf = io.BytesIO()
+    with av.open(buf, "w", format="mp4") as out:
+        s = out.add_stream("aac", rate=8000)
+        for i in range(3):
+            fr = av.AudioFrame.from_ndarray(np.zeros((1, 1024), np.float32), format="fltp", layout="mono")
+            fr.sample_rate, fr.pts = 8000, i * 1024
+            out.mux(s.encode(fr))
+        out.mux(s.encode())
+    return buf.getvalue()
+
+
+def short_stream() -> bytes:
+    """An MP4 whose index says 30 frames and whose data ends cleanly after a few (a clip
+    whose header disagrees with its real frame count)."""
+    data = clip(faststart=True)
+    return data[: int(len(data) * 0.6)]
+
+
+def h264(cut: float) -> bytes:
+    data = clip(codec="libx264", faststart=True)
+    return data[: data.find(b"mdat") + 4] if cut == 0 else data[: int(len(data) * cut)]
+
+
+FRAMES = np.stack([_frame(32, 24, k) for k in range(6)])
+
+# id -> (builder(tmp) -> (images, videos, ids or None, limits or None), preset, expected, item index)
+VIDEO_CASES = {
+    "MP4 clip after an image": (lambda t: ([GOOD], [clip()], None, None), SPEC, "accepted", None),
+    "clip as a data: URL": (lambda t: ([], ["data:video/mp4;base64," + b64(clip())], None, None), SPEC, "accepted", None),
+    "decoded clip (uint8 frames)": (lambda t: ([GOOD], [FRAMES], None, None), SPEC, "accepted", None),
+    "zero-byte video": (lambda t: ([GOOD], [b""], None, None), SPEC, "MediaError", 1),
+    "text bytes as a video": (lambda t: ([GOOD], [b"just some text\n"], None, None), SPEC, "MediaError", 1),
+    "PNG image as a video": (lambda t: ([GOOD], [GOOD_PNG], None, None), SPEC, "MediaError", 1),
+    "GIF as a video (no frame rate)": (lambda t: ([GOOD], [enc("GIF")], None, None), SPEC, "MediaError", 1),
+    "audio-only M4A": (lambda t: ([GOOD], [audio_only()], None, None), SPEC, "MediaError", 1),
+    "WebM clip (no frame count)": (lambda t: ([GOOD], [clip(5, "libvpx-vp9", "webm")], None, None), SPEC, "MediaError", 1),
+    "MP4 with its index cut off": (lambda t: ([GOOD], [clip()[: len(clip()) // 2]], None, None), SPEC, "MediaError", 1),
+    "zero-frame MP4 (index, no frames)": (lambda t: ([GOOD], [h264(0)], None, None), SPEC, "MediaError", 1),
+    "truncated H.264 MP4": (lambda t: ([GOOD], [h264(0.6)], None, None), SPEC, "MediaError", 1),
+    "clip shorter than its header, every frame": (lambda t: ([GOOD], [short_stream()], None, None), SPEC, "accepted", None),
+    "clip shorter than its header, sampled past its end": (
+        lambda t: ([GOOD], [short_stream()], None, None), QWEN3, "MediaError", 1),
+    "one-frame clip for Qwen3-VL": (lambda t: ([GOOD], [clip(1)], None, None), QWEN3, "MediaError", 1),
+    "clip above the frame limit": (
+        lambda t: ([GOOD], [clip()], None, mmf.Limits(max_video_frames=29)), SPEC, "LimitExceededError", 1),
+    "clip above the video pixel limit": (
+        lambda t: ([GOOD], [clip()], None, mmf.Limits(max_video_pixels=30 * 32 * 24 - 1)), SPEC, "LimitExceededError", 1),
+    "decoded clip of float32 frames": (lambda t: ([GOOD], [FRAMES.astype(np.float32)], None, None), SPEC, "InvalidInputError", 1),
+    "decoded clip with frames of two sizes": (
+        lambda t: ([GOOD], [[FRAMES[0], FRAMES[1, :20]]], None, None), SPEC, "InvalidInputError", 1),
+    "decoded clip with a negative fps": (
+        lambda t: ([GOOD], [mmf.VideoFrames(FRAMES, fps=-10.0)], None, None), SPEC, "InvalidInputError", 1),
+    "video path that does not exist": (lambda t: ([GOOD], [str(t / "missing.mp4")], None, None), SPEC, "FetchError", 1),
+    "more video placeholders than videos": (
+        lambda t: ([], [FRAMES], [5, VPAD, 6, VPAD], None), SPEC, "LayoutError", None),
+}
+
+
+def video_ids(images: list, videos: list) -> list[int]:
+    return [5] + [PAD, 6] * len(images) + [VPAD, 6] * len(videos)
+
+
 @pytest.fixture(scope="module")
 def pipe():
     return mmf.pipeline_from_spec(SPEC)
@@ -184,6 +278,37 @@ def test_bad_input(case, pipe, reference, tmp_path):
     assert_same_output(reference, after, f"good request after {case!r}")
 
 
+@pytest.mark.parametrize("case", list(VIDEO_CASES))
+def test_bad_video_input(case, pipe, reference, tmp_path):
+    build, spec, expected, item = VIDEO_CASES[case]
+    if spec is None:
+        pytest.skip("needs the qwen3_vl preset")
+    images, videos, ids, limits = build(tmp_path)
+    ids = ids if ids is not None else video_ids(images, videos)
+    p = pipe if spec is SPEC and limits is None else mmf.pipeline_from_spec(spec, limits=limits)
+    if spec is QWEN3:
+        ids = [{PAD: spec["image_token_id"], VPAD: spec["video_token_id"]}.get(i, i) for i in ids]
+    tracemalloc.start()
+    t0 = time.perf_counter()
+    try:
+        p.process(mmf.MmInput(images=images, videos=videos, input_ids=ids))
+        got, err = "accepted", None
+    except mmf.MmError as e:
+        got, err = type(e).__name__, e
+    seconds = time.perf_counter() - t0
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert got == expected, f"{case}: {got} {err}"
+    if err is not None:
+        assert err.item == item, f"{case}: item {err.item} != {item}: {err}"
+        if item is not None:
+            assert str(err).startswith(f"item {item}: ")
+    assert seconds < MAX_SECONDS, f"{case}: took {seconds:.2f}s"
+    assert peak < MAX_ALLOC, f"{case}: allocated {peak / 2**20:.1f} MiB"
+    after = pipe.process(mmf.MmInput(images=[GOOD], input_ids=[5, PAD, 6]))
+    assert_same_output(reference, after, f"good request after {case!r}")
+
+
 def _spec_cases():
     from qwen_vl_plugin.spec import DEFAULTS  # optional fields: omitting them is fine
 
@@ -195,7 +320,8 @@ def _spec_cases():
         out.append((f"{f} of the wrong type", {**SPEC, f: {"a": 1}}, f))
     for f, v in [("patch_size", 0), ("merge_size", -2), ("temporal_patch_size", 0), ("min_pixels", -1),
                  ("max_pixels", 0), ("image_token_id", -1), ("image_std", [0.5, 0.0, 0.5]), ("backend", "cuda"),
-                 ("alpha", "keep")]:
+                 ("alpha", "keep"), ("video_processor", "qwen9"), ("video_token_id", -1), ("video_min_pixels", 0),
+                 ("video_token_id", PAD)]:
         out.append((f"{f} out of range ({v!r})", {**SPEC, f: v}, f))
     for f in ("image_mean", "image_std"):
         out.append((f"{f} with NaN", {**SPEC, f: [float("nan"), 0.5, 0.5]}, f))
@@ -216,5 +342,5 @@ def test_bad_spec(case, spec, field):
 def test_docs_table_lists_every_case():
     text = DOCS.read_text()
     rows = {m.group(1) for m in re.finditer(r"^\| ([^|]+?) \|", text, re.M)}
-    missing = [c for c in CASES if c not in rows]
+    missing = [c for c in (*CASES, *VIDEO_CASES) if c not in rows]
     assert not missing, f"docs/bad-input.md lacks rows for {missing}"
