@@ -186,6 +186,38 @@ def replay(case: dict[str, Any]) -> tuple[dict[str, Any], np.ndarray]:
     return doc, pv
 
 
+def request(case: dict) -> mmf.MmInput:
+    """The case's prompt, images and clip as a pipeline request."""
+    images = []
+    for ref in case["images"]:
+        data = golden_images.make(ref["name"])
+        assert sha(data) == ref["sha256"], f"golden image {ref['name']} rebuilt differently"
+        images.append(data)
+    return mmf.MmInput(images=images, videos=[clip_bytes(case)], input_ids=case["prompt_ids"])
+
+
+def output_doc(out: mmf.Output) -> dict:
+    """The output in the shape of a case's ``expected`` section."""
+    kw = out.model_kwargs()
+    pos = out.positions.positions
+    doc = {
+        "pixel_values_videos": {"shape": list(kw["pixel_values_videos"].shape), "sha256": sha(kw["pixel_values_videos"])},
+        "video_grid_thw": kw["video_grid_thw"].tolist(),
+        "input_ids_rle": rle(out.input_ids),
+        "positions": {"delta": out.positions.delta, "sha256": sha(pos)},
+    }
+    if pos.shape[1] <= 128:
+        doc["positions"]["values"] = pos.tolist()
+    if "second_per_grid_ts" in kw:
+        spg = kw["second_per_grid_ts"]
+        assert spg.dtype == np.float32
+        doc["second_per_grid_ts"] = {"values": [float(v) for v in spg], "f32_hex": spg.tobytes().hex()}
+    if "pixel_values" in kw:
+        doc["image_grid_thw"] = kw["image_grid_thw"].tolist()
+        doc["pixel_values"] = {"shape": list(kw["pixel_values"].shape), "sha256": sha(kw["pixel_values"])}
+    return doc
+
+
 def rle(ids: np.ndarray) -> list[list[int]]:
     out: list[list[int]] = []
     for v in ids.tolist():

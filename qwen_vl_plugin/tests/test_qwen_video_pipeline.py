@@ -20,9 +20,8 @@ import re
 import numpy as np
 import pytest
 
-import golden_images
 import mm_framework as mmf
-from qwen_video_replay import CASES, GOLDEN, clip_bytes, compare, load, rle, sha, spec_for
+from qwen_video_replay import CASES, GOLDEN, compare, load, output_doc, request, spec_for
 
 ACCEPTED = [p for p in CASES if "expected" in load(p)]
 REJECTED = [p for p in CASES if "expected_error" in load(p)]
@@ -35,37 +34,6 @@ pytestmark = pytest.mark.skipif(importlib.util.find_spec("av") is None,
 @functools.lru_cache(maxsize=None)
 def pipeline(spec_json: str) -> mmf.Pipeline:
     return mmf.pipeline_from_spec(spec_json)
-
-
-def request(case: dict) -> mmf.MmInput:
-    images = []
-    for ref in case["images"]:
-        data = golden_images.make(ref["name"])
-        assert sha(data) == ref["sha256"], f"golden image {ref['name']} rebuilt differently"
-        images.append(data)
-    return mmf.MmInput(images=images, videos=[clip_bytes(case)], input_ids=case["prompt_ids"])
-
-
-def documented(out: mmf.Output) -> dict:
-    """The output in the shape of a case's ``expected`` section."""
-    kw = out.model_kwargs()
-    pos = out.positions.positions
-    doc = {
-        "pixel_values_videos": {"shape": list(kw["pixel_values_videos"].shape), "sha256": sha(kw["pixel_values_videos"])},
-        "video_grid_thw": kw["video_grid_thw"].tolist(),
-        "input_ids_rle": rle(out.input_ids),
-        "positions": {"delta": out.positions.delta, "sha256": sha(pos)},
-    }
-    if pos.shape[1] <= 128:
-        doc["positions"]["values"] = pos.tolist()
-    if "second_per_grid_ts" in kw:
-        spg = kw["second_per_grid_ts"]
-        assert spg.dtype == np.float32
-        doc["second_per_grid_ts"] = {"values": [float(v) for v in spg], "f32_hex": spg.tobytes().hex()}
-    if "pixel_values" in kw:
-        doc["image_grid_thw"] = kw["image_grid_thw"].tolist()
-        doc["pixel_values"] = {"shape": list(kw["pixel_values"].shape), "sha256": sha(kw["pixel_values"])}
-    return doc
 
 
 def case_pipeline(case: dict) -> mmf.Pipeline:
@@ -95,7 +63,7 @@ def test_pipeline_equals_the_reference(path):
         got = out.items[video].feature.array.reshape(-1)
         bad = np.flatnonzero(got.view(np.uint32) != want.view(np.uint32))
         assert bad.size == 0, f"pixel_values_videos differ first at flat index {bad[:1]}"
-    compare(documented(out), case["expected"], case["name"], FIELDS)
+    compare(output_doc(out), case["expected"], case["name"], FIELDS)
     header = case["header"]
     if case["video"]["do_sample_frames"] or len(case["expected"]["indices"]) == header["total_frames"]:
         # From the header alone (a stream shorter than its header is only known by decoding).

@@ -67,8 +67,8 @@ HUB_QWEN3 = {"size": {"shortest_edge": 4096, "longest_edge": 25165824}, "fps": 2
              "image_std": [0.5] * 3, "do_sample_frames": True}
 HUB_QWEN2 = {"min_pixels": 3136, "max_pixels": 12845056, "patch_size": 14, "temporal_patch_size": 2, "merge_size": 2}
 CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
-    "qwen2_vl": ("qwen2_vl", {}),  # class defaults: every frame, 100352..602112 per frame
-    "qwen2_vl_fps2": ("qwen2_vl", {"do_sample_frames": True, "fps": 2, "min_pixels": 3136, "max_pixels": 28 * 28 * 16}),
+    "qwen2_vl": ("qwen2_vl_class_defaults", {}),  # class defaults: every frame, 100352..602112 per frame
+    "qwen2_vl_fps2": ("qwen2_vl_class_defaults", {"do_sample_frames": True, "fps": 2, "min_pixels": 3136, "max_pixels": 28 * 28 * 16}),
     "qwen2_5_vl": ("qwen2_5_vl", HUB_QWEN2),  # the published checkpoint: image bounds, every frame
     "qwen2_5_vl_fps2": ("qwen2_5_vl", {**HUB_QWEN2, "do_sample_frames": True, "fps": 2}),
     "qwen3_vl": ("qwen3_vl", HUB_QWEN3),
@@ -76,7 +76,7 @@ CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
     "qwen3_vl_small": ("qwen3_vl", {**HUB_QWEN3, "size": {"shortest_edge": 4096, "longest_edge": 65536}}),
     "qwen3_5": ("qwen3_5", HUB_QWEN3),
 }
-VIDEO_CLASS = {"qwen2_vl": "Qwen2VLVideoProcessor", "qwen2_5_vl": "Qwen2VLVideoProcessor",
+VIDEO_CLASS = {"qwen2_vl_class_defaults": "Qwen2VLVideoProcessor", "qwen2_5_vl": "Qwen2VLVideoProcessor",
                "qwen3_vl": "Qwen3VLVideoProcessor", "qwen3_5": "Qwen3VLVideoProcessor"}
 MIXED_IMAGES = ("tiny_10x10.png", "halfround_98x70.png")
 MIXED_CLIPS = ("x264_yuv420p_160x120_30f_10fps.mp4", "mpeg4_yuv420p_65x49_7f_29.97fps.mp4")
@@ -112,7 +112,7 @@ def video_params(proc, config: str) -> dict[str, Any]:
         cfg = json.load(f)
     tok = proc.tokenizer
     return {
-        "generation": {"qwen2_vl": "qwen2", "qwen2_5_vl": "qwen2_5", "qwen3_vl": "qwen3", "qwen3_5": "qwen3"}[preset],
+        "generation": {"qwen2_vl_class_defaults": "qwen2", "qwen2_5_vl": "qwen2_5", "qwen3_vl": "qwen3", "qwen3_5": "qwen3"}[preset],
         "preset": preset,
         "patch_size": int(vp.patch_size), "merge_size": int(vp.merge_size),
         "temporal_patch_size": int(vp.temporal_patch_size),
@@ -139,7 +139,7 @@ def timestamp_vocab(tok) -> dict[str, Any]:
 def render(preset: str, items: list[str], question: str) -> str:
     """The chat template's rendering: ``items`` are "image"/"video" in prompt order."""
     marker = {"image": "<|vision_start|><|image_pad|><|vision_end|>", "video": "<|vision_start|><|video_pad|><|vision_end|>"}
-    system = "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n" if preset in ("qwen2_vl", "qwen2_5_vl") else ""
+    system = "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n" if preset in ("qwen2_vl_class_defaults", "qwen2_5_vl") else ""
     body = "".join(marker[k] for k in items)
     return f"{system}<|im_start|>user\n{body}{question}<|im_end|>\n<|im_start|>assistant\n"
 
