@@ -90,12 +90,7 @@ def fd_count():
 
 @pytest.mark.parametrize("spec", families())
 def test_mixed_load_matches_serial_and_leaks_nothing(toy, spec):
-    par.set_threads(2)
-    try:
-        pipe = mmf.pipeline_from_spec(spec, limits=mmf.Limits(max_image_pixels=1_000_000))
-        check_load(pipe, build_requests(spec))
-    finally:
-        par.set_threads(None)
+    check_load(mmf.pipeline_from_spec(spec, limits=mmf.Limits(max_image_pixels=1_000_000)), build_requests(spec))
 
 
 def video_presets():
@@ -145,17 +140,20 @@ def encoded_clip(frames):
 
 @pytest.mark.parametrize("spec", video_presets())
 def test_mixed_image_video_load_matches_serial_and_leaks_nothing(spec):
+    check_load(mmf.pipeline_from_spec(spec, limits=mmf.Limits(max_video_frames=32)), build_video_requests(spec))
+
+
+def check_load(pipe, requests):
+    """``requests`` from 8 threads and an event loop at once, on a pool of 2: each gives
+    its serial outcome, and no thread, file descriptor or memory is left behind."""
     par.set_threads(2)
     try:
-        pipe = mmf.pipeline_from_spec(spec, limits=mmf.Limits(max_video_frames=32))
-        check_load(pipe, build_video_requests(spec))
+        _check_load(pipe, requests)
     finally:
         par.set_threads(None)
 
 
-def check_load(pipe, requests):
-    """``requests`` from 8 threads and an event loop at once: each gives its serial
-    outcome, and no thread, file descriptor or memory is left behind."""
+def _check_load(pipe, requests):
     serial = [outcome(pipe, *r) for r in requests]
     assert 0.5 < sum(s[0] == "ok" for s in serial) / len(serial) < 0.95
     gc.collect()

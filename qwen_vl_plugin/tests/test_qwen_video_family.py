@@ -5,7 +5,7 @@ live module)."""
 
 from __future__ import annotations
 
-import io
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,6 +17,7 @@ from qwen_vl_plugin.video_item import VideoGrid
 Q2, Q25, Q3, Q35 = (mmf.preset(n) for n in ("qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_5"))
 IMG, VID, START, END = 151655, 151656, 151652, 151653
 RNG = np.random.default_rng(16)
+GOLDEN_CLIPS = Path(__file__).parent / "golden_video" / "clips"
 CLIP = RNG.integers(0, 256, (9, 60, 84, 3), dtype=np.uint8)
 
 
@@ -29,18 +30,6 @@ def chat(*kinds, spec=Q2):
     for kind in kinds:
         body += [START, spec["image_token_id"] if kind == "image" else spec["video_token_id"], END]
     return [151644, 872, 198, *body, 3838, 151645]
-
-
-def encode(frames: np.ndarray, fps: int = 10) -> bytes:
-    av = pytest.importorskip("av")
-    buf = io.BytesIO()
-    with av.open(buf, "w", format="mp4") as out:
-        stream = out.add_stream("mpeg4", rate=fps)
-        stream.width, stream.height, stream.pix_fmt = frames.shape[2], frames.shape[1], "yuv420p"
-        for f in frames:
-            out.mux(stream.encode(av.VideoFrame.from_ndarray(f, format="rgb24")))
-        out.mux(stream.encode())
-    return buf.getvalue()
 
 
 def test_decoded_clip_without_metadata_assumes_24_fps():
@@ -111,15 +100,16 @@ def test_qwen3_refuses_a_single_frame_and_qwen2_sampling_a_too_short_clip():
 
 
 def test_frame_limit_counts_the_sampled_frames_of_an_encoded_clip():
-    data = encode(RNG.integers(0, 256, (40, 32, 48, 3), dtype=np.uint8), fps=10)
+    pytest.importorskip("av")
+    data = (GOLDEN_CLIPS / "x264_yuv420p_32x24_56f_12fps.mp4").read_bytes()
     limits = mmf.Limits(max_video_frames=20)
-    # Qwen3 at 2 fps keeps 8 of the 40 frames: within the limit; Qwen2-VL keeps all 40.
+    # Qwen3 at 2 fps keeps 9 of the 56 frames: within the limit; Qwen2-VL keeps all 56.
     out = pipe(Q3, limits=limits).process(mmf.MmInput(videos=[data], input_ids=chat("video")))
-    assert out.items[0].geometry.t == 4
-    with pytest.raises(mmf.LimitExceededError, match="item 0: video: 40 frames, above the limit of 20"):
+    assert out.items[0].geometry.t == 5
+    with pytest.raises(mmf.LimitExceededError, match="item 0: video: 56 frames, above the limit of 20"):
         pipe(Q2, limits=limits).process(mmf.MmInput(videos=[data], input_ids=chat("video")))
-    with pytest.raises(mmf.LimitExceededError, match="item 0: video: 8 frames of 48x32"):
-        pipe(Q3, limits=mmf.Limits(max_video_pixels=8 * 48 * 32 - 1)).process(
+    with pytest.raises(mmf.LimitExceededError, match="item 0: video: 9 frames of 32x24"):
+        pipe(Q3, limits=mmf.Limits(max_video_pixels=9 * 32 * 24 - 1)).process(
             mmf.MmInput(videos=[data], input_ids=chat("video")))
 
 
