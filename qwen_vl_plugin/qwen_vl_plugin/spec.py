@@ -16,7 +16,7 @@ import attrs
 from mm_framework import Limits, SpecFields
 
 from .video_prompt import QWEN2_TIMESTAMPS, QWEN3_5_TIMESTAMPS
-from .video_spec import VIDEO_FIELDS, VideoSpec, parse_video
+from .video_spec import VIDEO_FIELDS, VideoSpec, check_pixels, parse_video
 
 FAMILY = "qwen_vl"
 
@@ -104,6 +104,8 @@ def parse_spec(params: Mapping[str, Any]) -> QwenVlSpec:
         video=parse_video(f, params, image_token_id),
     )
     _cross_check(f, spec)
+    if spec.video is not None:
+        check_pixels(f, spec.video, spec.factor)
     return spec
 
 

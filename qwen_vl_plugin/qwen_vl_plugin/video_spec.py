@@ -132,6 +132,16 @@ def parse_video(f: SpecFields, params: Mapping[str, Any], image_token_id: int) -
     return spec
 
 
+def check_pixels(f: SpecFields, v: VideoSpec, factor: int) -> None:
+    """The video bounds' rules, as the image bounds' (docs/families/qwen_vl.md, "Spec
+    rules"): smart_resize keeps a side at least one merged block long whatever the budget,
+    and a minimum above the maximum breaks one of them silently."""
+    if v.max_pixels < factor**2:
+        raise f.error("video_max_pixels", f"must be at least (patch_size * merge_size)**2 = {factor**2}, got {v.max_pixels}")
+    if v.min_pixels > v.max_pixels:
+        raise f.error("video_min_pixels", f"must not exceed video_max_pixels, got {v.min_pixels} > {v.max_pixels}")
+
+
 def _timestamps(f: SpecFields, value: Any) -> TimestampVocab | None:
     if value is None:
         return None

@@ -66,6 +66,9 @@ def test_bad_video_field_is_a_spec_error_naming_it(base, field, value):
     (Q3, {"video_sample_frames": False}, "video_fps", "no effect when video_sample_frames is false"),
     (Q2, {"vision_start_token_id": 151652}, "vision_start_token_id", "no effect with video_processor 'qwen2'"),
     (Q3, {"tokens_per_second": 2}, "tokens_per_second", "Qwen2.5-VL's"),
+    # The pixel bounds, as the image ones.
+    (Q2, {"video_min_pixels": 20000, "video_max_pixels": 10000}, "video_min_pixels", "must not exceed"),
+    (Q3, {"video_max_pixels": 1000}, "video_max_pixels", "at least"),
     # One id, one role.
     (Q2, {"video_token_id": 151655}, "video_token_id", "must differ from 'image_token_id'"),
     (Q3, {"vision_end_token_id": 151652}, "vision_end_token_id", "must differ from 'vision_start_token_id'"),
