@@ -48,12 +48,11 @@ CLASS_DEFAULTS: dict[str, dict[str, Any]] = {
               "merge_size": 2, "image_mean": list(HALF), "image_std": list(HALF)},
 }
 # Keys only a video processor reads: preprocessor_config.json may hold them when it is the
-# video processor's source too.
+# video processor's source too. max_video_tokens and return_metadata are consumed as inert
+# in 5.24: the first matters only with cap_pixels_per_frame (refused unless off), the
+# second is forced on by the Qwen2.5/3 processors and changes no tensor of Qwen2-VL's.
 VIDEO_ONLY = frozenset({"do_sample_frames", "fps", "num_frames", "min_frames", "max_frames", "cap_pixels_per_frame",
                         "max_video_tokens", "return_metadata", "video_processor_type"})
-# Inert in 5.24: max_video_tokens matters only with cap_pixels_per_frame, return_metadata
-# is forced by the Qwen2.5/3 processors and changes no tensor of Qwen2-VL's.
-INERT = frozenset({"max_video_tokens", "return_metadata"})
 # What a qwen_vl spec shares between images and videos (the video config must agree).
 SHARED = ("patch_size", "temporal_patch_size", "merge_size", "image_mean", "image_std")
 
