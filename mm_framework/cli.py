@@ -96,6 +96,7 @@ def _out_path(text: str | None, suffix: str) -> Path | None:
 def _item_doc(i: int, item: Any, span: tuple[int, int], name: str) -> dict[str, Any]:
     return {
         "item": i, "source": name, "modality": item.modality, "size": item.size, "processed_size": item.processed_size,
+        "frames": item.frames,
         "geometry": repr(item.geometry), "tokens": span[1] - span[0] + 1, "span": span, "hash": f"{item.hash:#018x}",
         "feature": None if item.feature is None else {"dtype": item.feature.dtype, "shape": list(item.feature.shape)},
         "aux": {k: v.array.tolist() if v.array.size <= 8 else list(v.shape) for k, v in item.aux.items()},
@@ -136,7 +137,8 @@ def _print_summary(doc: dict[str, Any]) -> None:
         pw, ph = it["processed_size"] or it["size"]
         feat = it["feature"]
         aux = ", ".join(f"{k}={v}" for k, v in it["aux"].items())
-        print(f"item {it['item']}: {it['modality']} {it['source']}  {w}x{h} -> {pw}x{ph}  {it['geometry']}  "
+        frames = "" if it["frames"] is None else f"  {it['frames']} frames"
+        print(f"item {it['item']}: {it['modality']} {it['source']}  {w}x{h} -> {pw}x{ph}{frames}  {it['geometry']}  "
               f"tokens {it['tokens']} at [{it['span'][0]}, {it['span'][1]}]  feature {feat['dtype']} {feat['shape']}"
               f"  {aux}  hash {it['hash']}")
     pos = doc["positions"]

@@ -111,6 +111,7 @@ class _Made:
 
     item: ProcessedItem
     size: tuple[int, int]
+    frames: int | None = None
     decode_ms: float = 0.0
     process_ms: float = 0.0
     cached: bool = False
@@ -146,7 +147,8 @@ def _make(plan: Plan, src: Resolved, index: int, video: bool) -> _Made:
         check_processed(plan, media.width, media.height, index=index)
     t1 = time.perf_counter()
     item = plan.hooks.process_item(media, index)
-    return _Made(item, (media.width, media.height), (t1 - t0) * 1000.0, _ms(t1))
+    frames = media.num_frames if isinstance(media, VideoClip) else None
+    return _Made(item, (media.width, media.height), frames, (t1 - t0) * 1000.0, _ms(t1))
 
 
 def check_processed(
@@ -196,7 +198,7 @@ def run(
     made = dict(zip(distinct, par.try_map(make, distinct)))
     per_item = [made[first[k]] for k in keys]
     items = [
-        OutputItem(m.item.feature, m.item.aux, h, mod, m.item.geometry, m.size, m.item.size)
+        OutputItem(m.item.feature, m.item.aux, h, mod, m.item.geometry, m.size, m.item.size, m.frames)
         for m, h, mod in zip(per_item, hashes, modalities)
     ]
     item_times = [

@@ -158,7 +158,8 @@ class OutputItem:
 
     ``size`` is the decoded ``(width, height)``, ``processed_size`` what the family
     processed (after resizing or tiling), ``geometry`` the family's summary (a ``Grid``
-    or ``Tiles``). ``feature`` is ``None`` only in a token count
+    or ``Tiles``), ``frames`` how many frames of a video were used (``None`` for images
+    and in token counts). ``feature`` is ``None`` only in a token count
     (:meth:`~mm_framework.Pipeline.count_tokens`).
     """
 
@@ -169,12 +170,15 @@ class OutputItem:
     geometry: Geometry = None
     size: tuple[int, int] | None = attrs.field(default=None, converter=_size)
     processed_size: tuple[int, int] | None = attrs.field(default=None, converter=_size)
+    frames: int | None = None
 
     def __repr__(self) -> str:
         aux = "".join(f" {k}={_brief(t)}" for k, t in self.aux.items())
         sizes = "" if self.size is None else f" {self.size[0]}x{self.size[1]}"
         if self.processed_size is not None:
             sizes += f"->{self.processed_size[0]}x{self.processed_size[1]}"
+        if self.frames is not None:
+            sizes += f" {self.frames} frames"
         return (
             f"OutputItem({self.modality}{sizes} {_geometry(self.geometry)} {_brief(self.feature)}{aux} "
             f"hash={self.hash:#018x})"

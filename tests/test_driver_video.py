@@ -180,3 +180,10 @@ def test_same_clip_twice_is_processed_once_and_cached_across_requests(pipe):
     again = cached.process(mmf.MmInput(videos=[FRAMES], input_ids=[VID_ID]))
     assert again.timings.items[0].cached and cache.stats().entries == 1
     assert_same_output(again, pipe.process(mmf.MmInput(videos=[FRAMES], input_ids=[VID_ID])), "cached video")
+
+
+def test_video_items_say_how_many_frames_they_used(pipe):
+    out = pipe.process(mmf.MmInput(videos=[FRAMES], input_ids=[VID_ID]))
+    assert out.items[0].frames == 3 and "3 frames" in repr(out.items[0])
+    image = pipe.process(mmf.MmInput(images=[png_bytes(4, 4)], input_ids=[IMG_ID]))
+    assert image.items[0].frames is None
