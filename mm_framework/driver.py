@@ -11,7 +11,7 @@ hash every item -> per distinct item on the fan-out seam (cache, or decode -> pr
 Identical items of one request (same content hash) are decoded and processed once; with
 a :class:`~.cache.FeatureCache`, identical items of any request under the same spec are.
 :func:`count` is the same flow without pixels: sizes from the headers, geometry from the
-family's ``mm_plan_item``. Any error anywhere rejects the whole request with one typed
+family's ``mm_plan_item``; :func:`store` adds each image's stored uint8 pixels to it. Any error anywhere rejects the whole request with one typed
 ``MmError``; the lowest failing item index wins; nothing partial is returned.
 """
 
@@ -23,11 +23,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
+import numpy as np
 from blake3 import blake3
 
 from . import par
 from .cache import FeatureCache
-from .carriers import Capabilities, DecodeOptions, ProcessedItem
+from .carriers import Capabilities, DecodedImage, DecodeOptions, ProcessedItem
 from .errors import InvalidInputError, LimitExceededError, MmError, UnsupportedError
 from .family import FamilyHooks, bind
 from .layout import apply_layout
@@ -127,6 +128,19 @@ def _clip(plan: Plan, src: bytes | DecodedClip, index: int) -> VideoClip:
     return decode_clip(src, choose, max_frames=limits.max_video_frames, max_pixels=limits.max_video_pixels)
 
 
+def _image(plan: Plan, src: Resolved, index: int) -> DecodedImage:
+    """One image item decoded, the size the family would process it at checked first."""
+    if isinstance(src, DecodedSource):
+        try:
+            media = src.to_rgb(plan.decode_options)
+        except MmError as e:
+            raise e.at_item(index) from None
+    else:
+        media = plan.hooks.decode(src, plan.decode_options, index)
+    check_processed(plan, media.width, media.height, index=index)
+    return media
+
+
 def _make(plan: Plan, src: Resolved, index: int, video: bool) -> _Made:
     t0 = time.perf_counter()
     if video:
@@ -134,17 +148,9 @@ def _make(plan: Plan, src: Resolved, index: int, video: bool) -> _Made:
             media = _clip(plan, src, index)
         except MmError as e:
             raise e.at_item(index) from None
-    elif isinstance(src, DecodedSource):
-        try:
-            media = src.to_rgb(plan.decode_options)
-        except MmError as e:
-            raise e.at_item(index) from None
-    else:
-        media = plan.hooks.decode(src, plan.decode_options, index)
-    if isinstance(media, VideoClip):
         check_processed(plan, media.width, media.height, media.total_frames, media.fps, media.num_frames, index)
     else:
-        check_processed(plan, media.width, media.height, index=index)
+        media = _image(plan, src, index)
     t1 = time.perf_counter()
     item = plan.hooks.process_item(media, index)
     frames = media.num_frames if isinstance(media, VideoClip) else None
@@ -272,3 +278,18 @@ def count(
     ]
     item_times = [ItemTimings(f, hm, 0.0, 0.0, False) for f, hm in zip(fetch_ms, hash_ms)]
     return _finish(plan, inp, tokenize, items, item_times, t_start, sum(fetch_ms))
+
+
+def store(
+    plan: Plan, inp: MmInput, resolved: Sequence[Resolved], tokenize: Tokenize | None, fetch_ms: Sequence[float]
+) -> tuple[Output, list[np.ndarray]]:
+    """:func:`count`, plus each item's ``mm_stored_pixels`` in the output's item order: the
+    uint8 arrays a dataset keeps instead of features (``mm_features_from_pixels`` rebuilds
+    them). Images only."""
+    if inp.videos:
+        raise UnsupportedError("stored pixels are for image items; this request has video items")
+    out = count(plan, inp, resolved, tokenize, fetch_ms)
+    pixels = par.try_map(lambda i, src: plan.hooks.stored_pixels(_image(plan, src, i), i), resolved)
+    # Items come back in prompt order; equal hashes are equal bytes, hence equal pixels.
+    by_hash = {_hash(src): p for src, p in zip(resolved, pixels)}
+    return out, [by_hash[it.hash] for it in out.items]

@@ -113,13 +113,14 @@ class FamilyHooks:
     def decode(self, data: bytes, options: DecodeOptions, item: int) -> DecodedImage:
         return self._call("mm_decode", item, data=data, options=options)
 
-    def process_item(self, media: DecodedImage, item: int) -> ProcessedItem:
-        out = self._call("mm_process_item", item, media=media)
+    def _processed(self, name: str, item: int | None, **kwargs: Any) -> ProcessedItem:
+        out = self._call(name, item, **kwargs)
         if not isinstance(out, ProcessedItem):
-            raise InternalError(
-                f"family {self.family!r}: mm_process_item returned {type(out).__name__}, not ProcessedItem", item=item
-            )
+            raise InternalError(f"family {self.family!r}: {name} returned {type(out).__name__}, not ProcessedItem", item=item)
         return out
+
+    def process_item(self, media: DecodedImage, item: int) -> ProcessedItem:
+        return self._processed("mm_process_item", item, media=media)
 
     def sample_frames(self, total_frames: int, fps: float | None, item: int) -> list[int] | None:
         try:
@@ -146,8 +147,7 @@ class FamilyHooks:
     def _size_hook(
         self, name: str, width: int, height: int, frames: int | None, fps: float | None, item: int | None
     ) -> Any:
-        if not getattr(self._hook, name).get_hookimpls():
-            raise UnsupportedError(f"family {self.family!r} does not implement {name} (no token counts without pixels)")
+        self.require(name, "no token counts without pixels")
         try:
             width = check_int(width, "image width", minimum=1, error=MediaError)
             height = check_int(height, "image height", minimum=1, error=MediaError)
@@ -170,12 +170,29 @@ class FamilyHooks:
             raise InternalError(f"family {self.family!r}: mm_plan_item returned {type(out).__name__}", item=item)
         return out
 
+    def stored_pixels(self, media: DecodedImage, item: int) -> np.ndarray:
+        self.require("mm_stored_pixels", "no uint8 pixel storage")
+        self.require("mm_features_from_pixels", "no uint8 pixel storage")
+        out = self._call("mm_stored_pixels", item, media=media)
+        if not isinstance(out, np.ndarray) or out.dtype != np.uint8:
+            raise InternalError(f"family {self.family!r}: mm_stored_pixels returned {type(out).__name__}, not uint8", item=item)
+        return out
+
+    def features_from_pixels(self, pixels: np.ndarray, item: int | None = None) -> ProcessedItem:
+        self.require("mm_features_from_pixels", "no uint8 pixel storage")
+        return self._processed("mm_features_from_pixels", item, pixels=pixels)
+
     def model_kwargs(self, items: Sequence[OutputItem]) -> dict[str, np.ndarray]:
         return self._call("mm_model_kwargs", items=items)
 
     def implements(self, name: str) -> bool:
         """Whether any plugin (the family or a default) implements hook ``name``."""
         return bool(getattr(self._hook, name).get_hookimpls())
+
+    def require(self, name: str, why: str) -> None:
+        """``UnsupportedError`` naming the family unless it implements the optional hook ``name``."""
+        if not self.implements(name):
+            raise UnsupportedError(f"family {self.family!r} does not implement {name} ({why})")
 
     def implemented(self) -> list[str]:
         """Hook names the family object itself implements."""

@@ -190,6 +190,26 @@ class FamilySpecs:
         """
 
     @hookspec(firstresult=True)
+    def mm_stored_pixels(self, media: DecodedImage) -> np.ndarray:
+        """The uint8 array ``mm_process_item`` computes ``media``'s features from (for most
+        families the resized HWC image), for datasets that store it instead of the
+        float32 features (``mm-framework batch --pixels u8``, about 4x to 8x smaller).
+
+        Optional, and only together with ``mm_features_from_pixels``: for every image,
+        ``mm_features_from_pixels(pixels=mm_stored_pixels(media))`` must equal
+        ``mm_process_item(media)`` byte for byte (feature, aux, geometry and size).
+        Called like ``mm_process_item`` (pure, thread-safe).
+        """
+
+    @hookspec(firstresult=True)
+    def mm_features_from_pixels(self, pixels: np.ndarray) -> ProcessedItem:
+        """``mm_process_item``'s result, rebuilt from what ``mm_stored_pixels`` returned.
+
+        ``pixels`` comes back from storage, so check it (dtype, shape, sizes the family
+        can have produced) and raise ``InvalidInputError`` for anything else.
+        """
+
+    @hookspec(firstresult=True)
     def mm_model_kwargs(self, items: Sequence[OutputItem]) -> dict[str, np.ndarray]:
         """The model runner's keyword tensors for one request's items.
 

@@ -130,6 +130,13 @@ class Pipeline:
         resolved, times = self._fetch(inp)
         return driver.count(self._plan, inp, resolved, tokenize, times)
 
+    def stored_pixels(self, inp: MmInput, *, tokenize: Tokenize | None = None) -> tuple[Output, list[np.ndarray]]:
+        """:meth:`count_tokens` plus each item's uint8 pixels as the family stores them
+        (``mm_stored_pixels``; ``hooks.features_from_pixels`` rebuilds the exact features).
+        ``UnsupportedError`` for families without those hooks."""
+        resolved, times = self._fetch(inp)
+        return driver.store(self._plan, inp, resolved, tokenize, times)
+
     def process_many(
         self,
         inputs: Iterable[MmInput],

@@ -23,7 +23,7 @@ from PIL import Image
 
 import mm_framework as mmf
 from mm_framework.kernels import (
-    channel_norm_fused, channel_norm_pil, patchify_merged_blocks, resize_rgb, resize_wants_source, smart_resize,
+    channel_norm_fused, channel_norm_pil, check_rgb, patchify_merged_blocks, resize_rgb, resize_wants_source, smart_resize,
 )
 
 from . import mixed_request
@@ -104,16 +104,28 @@ class QwenVlFamily:
     def mm_process_item(self, media: mmf.DecodedImage | mmf.VideoClip) -> mmf.ProcessedItem:
         if isinstance(media, mmf.VideoClip):
             return self._video().process(media)
-        s = self.spec
+        return self.mm_features_from_pixels(self.mm_stored_pixels(media))
+
+    @mmf.hookimpl
+    def mm_stored_pixels(self, media: mmf.DecodedImage) -> np.ndarray:
         # Taken (and so released after the resize) even when no resize needs it.
-        rgb = self.resized(media.rgb, mmf.take_source(media))
-        gh, gw = rgb.shape[0] // s.patch_size, rgb.shape[1] // s.patch_size
+        return self.resized(media.rgb, mmf.take_source(media))
+
+    @mmf.hookimpl
+    def mm_features_from_pixels(self, pixels: np.ndarray) -> mmf.ProcessedItem:
+        """The patches of the resized image ``pixels`` (what ``mm_stored_pixels`` gave)."""
+        s = self.spec
+        rgb = check_rgb(pixels, "stored pixels", error=mmf.InvalidInputError)
+        h, w = rgb.shape[:2]
+        if h % s.factor or w % s.factor:
+            raise mmf.InvalidInputError(f"qwen_vl: stored pixels {w}x{h} are not multiples of the factor {s.factor}")
+        gh, gw = h // s.patch_size, w // s.patch_size
         pixel_values = patchify_merged_blocks(rgb, s.patch_size, s.merge_size, s.temporal_patch_size, self._norm)
         return mmf.ProcessedItem(
             feature=mmf.Tensor(pixel_values, "f32"),
             aux={"image_grid_thw": mmf.Tensor.i64([1, gh, gw])},
             geometry=mmf.Grid(1, gh, gw),
-            size=(rgb.shape[1], rgb.shape[0]),
+            size=(w, h),
         )
 
     @mmf.hookimpl
