@@ -192,3 +192,10 @@ def rows_per_worker(rows: int, pixels: int) -> int:
     if pixels < _PAR_MIN_PIXELS:
         return max(1, rows)
     return max(1, -(-rows // pool_size()))
+
+
+def threads_for_cpus(cpus: float) -> int | str:
+    """The :func:`set_threads` value that keeps a process within ``cpus`` cores: a fan-out
+    runs on the caller too, so the pool gets one thread fewer; one core or less is inline."""
+    whole = int(cpus)
+    return "inline" if whole <= 1 else whole - 1
