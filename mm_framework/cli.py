@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from . import __version__, kernels, list_families, picture, pipeline_from_spec, plugins, spec_from_model_dir
+from .batch.command import add_parser as add_batch_parser
 from .carriers import MRope
 from .errors import InvalidInputError, MmError, SpecError
 from .media import content_hash, resolve_sources
@@ -274,6 +275,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--fps", type=float, help="the clip's source frame rate")
     p.add_argument("--spec", default=DEFAULT_PRESET, help=spec_help)
     p.set_defaults(func=cmd_tokens)
+    add_batch_parser(sub)
     return parser
 
 

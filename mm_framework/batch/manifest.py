@@ -1,0 +1,135 @@
+"""What ``mm-framework batch`` reads: a JSONL manifest, a directory or a glob of images.
+
+Each request becomes an :class:`Entry`, a small picklable value the worker processes
+turn into an ``MmInput``. A line that is not a valid request is kept as an entry with a
+``problem`` (it becomes an error row), so one bad line never stops a run; a manifest that
+cannot be read at all does. The order is fixed (file order, or sorted paths), so a rerun
+cuts the same shards (docs/batch.md, "Manifest").
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+from blake3 import blake3
+
+from ..checks import is_int
+from ..errors import InvalidInputError, SpecError
+
+# Extensions a directory or glob contributes (case-insensitive); decoding decides the rest.
+IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".webp", ".gif", ".bmp", ".mpo")
+_KEYS = ("id", "image", "images", "input_ids", "text")
+_URL_PREFIXES = ("http://", "https://", "data:", "file://")
+
+
+@attrs.frozen
+class Entry:
+    """One request of the manifest; ``problem`` says why it is not a valid one."""
+
+    id: str
+    images: tuple[str, ...] = ()
+    input_ids: tuple[int, ...] | None = None
+    text: str | None = None
+    problem: str | None = None
+
+
+def _source(value: str, base: str) -> str:
+    """URLs and data URIs as given; anything else is a path relative to the manifest."""
+    return value if value.startswith(_URL_PREFIXES) else os.path.abspath(os.path.join(base, value))
+
+
+def _entry(line_no: int, line: str, base: str) -> Entry:
+    default_id = f"line {line_no}"
+    try:
+        obj = json.loads(line)
+    except ValueError as e:
+        return Entry(default_id, problem=f"manifest line {line_no}: invalid JSON: {e}")
+    if not isinstance(obj, dict):
+        return Entry(default_id, problem=f"manifest line {line_no}: expected a JSON object, got {type(obj).__name__}")
+    rid = obj.get("id", default_id)
+    rid = str(rid) if isinstance(rid, (str, int)) and not isinstance(rid, bool) else default_id
+    problem = _check(obj)
+    if problem:
+        return Entry(rid, problem=f"manifest line {line_no}: {problem}")
+    images = obj.get("images", [obj["image"]] if "image" in obj else [])
+    ids = obj.get("input_ids")
+    return Entry(
+        rid, tuple(_source(s, base) for s in images), None if ids is None else tuple(ids), obj.get("text")
+    )
+
+
+def _check(obj: dict[str, Any]) -> str | None:
+    unknown = sorted(set(obj) - set(_KEYS))
+    if unknown:
+        return f"unknown key(s) {unknown}; expected {', '.join(_KEYS)}"
+    if "image" in obj and "images" in obj:
+        return "give 'image' or 'images', not both"
+    images = obj.get("images", [obj.get("image")] if "image" in obj else None)
+    if not isinstance(images, list) or not images or not all(isinstance(s, str) for s in images):
+        return "'images' must be a non-empty list of strings (or 'image' one string)"
+    ids = obj.get("input_ids")
+    if ids is not None and (not isinstance(ids, list) or not all(is_int(v) for v in ids)):
+        return "'input_ids' must be a list of integers"
+    if obj.get("text") is not None and not isinstance(obj["text"], str):
+        return "'text' must be a string"
+    if "id" in obj and not (isinstance(obj["id"], (str, int)) and not isinstance(obj["id"], bool)):
+        return "'id' must be a string or an integer"
+    return None
+
+
+def _jsonl(path: str) -> list[Entry]:
+    base = os.path.dirname(os.path.abspath(path))
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except (OSError, UnicodeDecodeError) as e:
+        raise InvalidInputError(f"manifest {path}: {e}") from None
+    return [_entry(n, line, base) for n, line in enumerate(lines, 1) if line.strip()]
+
+
+def _images(paths: Sequence[str], root: str | None) -> list[Entry]:
+    found = [
+        p for p in paths
+        if p.lower().endswith(IMAGE_EXTENSIONS) and not os.path.basename(p).startswith(".") and os.path.isfile(p)
+    ]
+    ids = [os.path.relpath(p, root).replace(os.sep, "/") if root else p for p in found]
+    return [Entry(i, (os.path.abspath(p),)) for i, p in sorted(zip(ids, found))]
+
+
+def read_manifest(manifest: str) -> list[Entry]:
+    """The requests of a JSONL file, a directory (recursively) or a glob pattern."""
+    if os.path.isdir(manifest):
+        paths = [os.path.join(d, n) for d, _, names in os.walk(manifest) for n in names]
+        entries = _images(paths, manifest)
+    elif glob.has_magic(manifest):
+        entries = _images(glob.glob(manifest, recursive=True), None)
+    elif os.path.isfile(manifest):
+        return _jsonl(manifest)
+    else:
+        raise InvalidInputError(f"manifest {manifest!r} is neither a file, a directory nor a glob pattern")
+    if not entries:
+        raise InvalidInputError(f"manifest {manifest!r}: no image files ({', '.join(IMAGE_EXTENSIONS)})")
+    return entries
+
+
+def fingerprint(entries: Sequence[Entry]) -> str:
+    """A digest of the requests, so a resumed run knows it is cutting the same shards."""
+    h = blake3()
+    for e in entries:
+        h.update(json.dumps(attrs.astuple(e)).encode() + b"\n")
+    return h.hexdigest()
+
+
+def default_prompt(spec: dict[str, Any], given: Sequence[int] | None) -> tuple[int, ...]:
+    """The prompt of a request that gives neither ids nor text, per image: ``--input-ids``
+    or else the spec's ``image_token_id``."""
+    if given is not None:
+        return tuple(given)
+    if "image_token_id" not in spec:
+        raise SpecError("--input-ids is required: the spec has no image_token_id to build a default prompt")
+    return (int(spec["image_token_id"]),)
