@@ -281,3 +281,11 @@ def test_alpha_options(toy):
     comp = decode_rgb(buf.getvalue(), mmf.DecodeOptions(alpha="composite"))
     assert drop.rgb[0, 0].tolist() == [200, 0, 0]
     assert comp.rgb[0, 0].tolist() == [255, 255, 255]
+
+
+def test_stored_pixels_need_the_optional_hooks(toy_pipe):
+    inp = mmf.MmInput(images=[png_bytes(8, 8)], input_ids=[1])
+    with pytest.raises(mmf.UnsupportedError, match="family 'toy' does not implement mm_stored_pixels"):
+        toy_pipe.stored_pixels(inp)
+    with pytest.raises(mmf.UnsupportedError, match="does not implement mm_features_from_pixels"):
+        toy_pipe.hooks.features_from_pixels(np.zeros((2, 2, 3), np.uint8))

@@ -103,3 +103,7 @@ def test_items_above_a_failure_are_skipped_but_lower_ones_run(threads):
 def test_bad_thread_setting():
     with pytest.raises(ValueError):
         par.set_threads(0)
+
+
+def test_threads_for_a_cpu_budget_count_the_caller():
+    assert [par.threads_for_cpus(c) for c in (0, 0.5, 1, 1.5, 2, 8)] == ["inline", "inline", "inline", "inline", 1, 7]

@@ -59,13 +59,11 @@ def _stored(row: Any, spec: Any) -> tuple[list[np.ndarray], str | None, Mapping[
             raise InvalidInputError("pixel_values: integer values outside 0..255 are not stored uint8 pixels")
         flat = flat.astype(np.uint8)
     shapes = [[int(d) for d in s] for s in _listed(fields["pixel_values_shape"])]
-    arrays, start = [], 0
-    for shape in shapes:
-        size = int(np.prod(shape, dtype=np.int64))
-        arrays.append(flat[start : start + size].reshape(shape))
-        start += size
-    if start != len(flat):
-        raise InvalidInputError(f"pixel_values holds {len(flat)} values but its shapes {shapes} need {start}")
+    sizes = [int(np.prod(shape, dtype=np.int64)) for shape in shapes]
+    if sum(sizes) != len(flat):
+        raise InvalidInputError(f"pixel_values holds {len(flat)} values but its shapes {shapes} need {sum(sizes)}")
+    ends = np.cumsum(sizes)
+    arrays = [flat[end - size : end].reshape(shape) for shape, size, end in zip(shapes, sizes, ends)]
     known = spec_of(meta, spec) if spec is not None or "spec" in meta else None
     return arrays, known, fields
 
