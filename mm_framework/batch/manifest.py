@@ -12,7 +12,7 @@ from __future__ import annotations
 import glob
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -125,11 +125,11 @@ def fingerprint(entries: Sequence[Entry]) -> str:
     return h.hexdigest()
 
 
-def default_prompt(spec: dict[str, Any], given: Sequence[int] | None) -> tuple[int, ...]:
+def default_prompt(family: str, placeholders: Mapping[str, int], given: Sequence[int] | None) -> tuple[int, ...]:
     """The prompt of a request that gives neither ids nor text, per image: ``--input-ids``
-    or else the spec's ``image_token_id``."""
+    or else the family's image placeholder."""
     if given is not None:
         return tuple(given)
-    if "image_token_id" not in spec:
-        raise SpecError("--input-ids is required: the spec has no image_token_id to build a default prompt")
-    return (int(spec["image_token_id"]),)
+    if "image" not in placeholders:
+        raise SpecError(f"--input-ids is required: family {family!r} names no image placeholder")
+    return (int(placeholders["image"]),)

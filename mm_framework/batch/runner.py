@@ -44,13 +44,13 @@ def usable_cores() -> int:
 
 
 def _check_prompt(pipeline: Pipeline, prompt: Sequence[int]) -> None:
-    """A default prompt that does not fit the family would make every row an error."""
+    """A prompt that does not fit the family would make every row an error."""
     sample = (resources.files("mm_framework") / "data" / "sample.jpg").read_bytes()
     try:
         pipeline.process(MmInput(images=[sample], input_ids=list(prompt)))
     except LayoutError as e:
         raise SpecError(
-            f"the default prompt {list(prompt)} does not fit family {pipeline.family!r} ({e}): give --input-ids"
+            f"the prompt {list(prompt)} does not fit family {pipeline.family!r} ({e}): give --input-ids"
         ) from None
 
 
@@ -122,7 +122,8 @@ def execute(
     spec_json = json.dumps(pipeline.spec, sort_keys=True)
     process_requests(pipeline, [], pixels=pixels)  # the mode is supported and the schema derivable
     needs_prompt = any(e.problem is None and e.input_ids is None and e.text is None for e in entries)
-    prompt = default_prompt(pipeline.spec, input_ids) if needs_prompt or input_ids is not None else ()
+    placeholders = pipeline.capabilities.placeholders
+    prompt = default_prompt(pipeline.family, placeholders, input_ids) if needs_prompt or input_ids is not None else ()
     if needs_prompt:
         _check_prompt(pipeline, prompt)
     shards = [entries[k : k + shard_size] for k in range(0, len(entries), shard_size)]

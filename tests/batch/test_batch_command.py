@@ -129,7 +129,7 @@ def test_jsonl_manifest_rows_in_order_with_line_errors(images, tmp_path, capsys)
 
 @pytest.mark.parametrize(
     "change, differ",
-    [(["--spec", "qwen2_5_vl"], "spec"), (["--pixels", "u8"], "pixels"), (["--shard-size", "5"], "shard_size")],
+    [(["--spec", "qwen3_vl"], "spec"), (["--pixels", "u8"], "pixels"), (["--shard-size", "5"], "shard_size")],
 )
 def test_rerun_with_other_arguments_is_refused(images, reference, capsys, change, differ):
     args = {"--spec": "qwen2_vl", "--shard-size": "25", **dict(zip(change[::2], change[1::2]))}
@@ -151,12 +151,12 @@ def test_refusals_exit_2_with_the_reason(images, tmp_path, capsys, monkeypatch):
     assert "needs tqdm: pip install 'mm-framework[batch]'" in capsys.readouterr().err
 
 
-def test_a_default_prompt_the_family_rejects_fails_the_run(images, tmp_path, capsys):
+def test_a_prompt_the_family_rejects_fails_the_run(images, tmp_path, capsys):
     spec, boi = family_case("gemma3")
     out = tmp_path / "out"
     manifest = tmp_path / "m.jsonl"
     manifest.write_text(json.dumps({"image": str(images / "000.png")}) + "\n")
-    assert main(["batch", str(manifest), "--spec", "gemma3_4b_it", "--out", str(out)]) == 2
+    assert main(["batch", str(manifest), "--spec", "gemma3_4b_it", "--out", str(out), "--input-ids", "1 2"]) == 2
     assert "does not fit family 'gemma3'" in capsys.readouterr().err and not out.exists()
     assert main(["batch", str(manifest), "--spec", "gemma3_4b_it", "--out", str(out), "--input-ids", str(boi)]) == 0
     assert pq.read_table(out).column("error").null_count == 1

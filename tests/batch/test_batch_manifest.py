@@ -75,7 +75,7 @@ def test_unreadable_manifests_fail_the_run(tmp_path):
 def test_fingerprint_and_default_prompt():
     a, b = Entry("a", ("/x.png",)), Entry("b", ("/y.png",))
     assert fingerprint([a, b]) == fingerprint([a, b]) != fingerprint([b, a])
-    assert default_prompt({"image_token_id": 9}, None) == (9,)
-    assert default_prompt({"image_token_id": 9}, [1, 2]) == (1, 2)
-    with pytest.raises(mmf.SpecError, match="--input-ids is required"):
-        default_prompt({"family": "inkling"}, None)
+    assert default_prompt("f", {"image": 9}, None) == (9,)
+    assert default_prompt("f", {"image": 9}, [1, 2]) == (1, 2)
+    with pytest.raises(mmf.SpecError, match="--input-ids is required: family 'f' names no image placeholder"):
+        default_prompt("f", {"video": 3}, None)
