@@ -93,8 +93,10 @@ def _aux_fields(shape: FamilyShape) -> list[pa.Field]:
     ]
 
 
+@functools.lru_cache(maxsize=16)
 def versions(family: str) -> dict[str, str]:
-    """Library versions a run's bytes depend on (the family's distribution included)."""
+    """Library versions a run's bytes depend on (the family's distribution included).
+    Cached: reading distribution metadata costs milliseconds, every batch would pay it."""
     from ..plugins import families
 
     info = families().get(family)

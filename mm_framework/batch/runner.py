@@ -65,10 +65,14 @@ def _run_shards(job: Job, shards: Sequence[Sequence[Entry]], todo: Sequence[int]
 
     threads = par.threads_for_cpus(max(1, usable_cores() // workers))
     if workers == 1:
+        before = par.threads()
         par.set_threads(threads)
-        pipeline = pipeline_from_spec(job.spec_json)
-        for k in todo:
-            write_shard(pipeline, job, k, shards[k], report)
+        try:
+            pipeline = pipeline_from_spec(job.spec_json)
+            for k in todo:
+                write_shard(pipeline, job, k, shards[k], report)
+        finally:
+            par.set_threads(before)
         return
     ctx = multiprocessing.get_context("spawn")
     progress = ctx.Queue()
