@@ -11,8 +11,9 @@ hash every item -> per distinct item on the fan-out seam (cache, or decode -> pr
 Identical items of one request (same content hash) are decoded and processed once; with
 a :class:`~.cache.FeatureCache`, identical items of any request under the same spec are.
 :func:`count` is the same flow without pixels: sizes from the headers, geometry from the
-family's ``mm_plan_item``; :func:`store` adds each image's stored uint8 pixels to it. Any error anywhere rejects the whole request with one typed
-``MmError``; the lowest failing item index wins; nothing partial is returned.
+family's ``mm_plan_item``; :func:`store` adds each image's stored uint8 pixels to it.
+Any error anywhere rejects the whole request with one typed ``MmError``; the lowest
+failing item index wins; nothing partial is returned.
 """
 
 from __future__ import annotations

@@ -175,7 +175,8 @@ class FamilyHooks:
         self.require("mm_features_from_pixels", "no uint8 pixel storage")
         out = self._call("mm_stored_pixels", item, media=media)
         if not isinstance(out, np.ndarray) or out.dtype != np.uint8:
-            raise InternalError(f"family {self.family!r}: mm_stored_pixels returned {type(out).__name__}, not uint8", item=item)
+            what = type(out).__name__
+            raise InternalError(f"family {self.family!r}: mm_stored_pixels returned {what}, not uint8", item=item)
         return out
 
     def features_from_pixels(self, pixels: np.ndarray, item: int | None = None) -> ProcessedItem:
