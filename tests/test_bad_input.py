@@ -26,7 +26,7 @@ from PIL import Image
 
 import mm_framework as mmf
 from mm_framework.testing import sample_image
-from mm_framework.testing.conformance import assert_same_output
+from mm_framework.testing import assert_same_output
 
 pytest.importorskip("qwen_vl_plugin")
 

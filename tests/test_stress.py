@@ -24,7 +24,7 @@ import pytest
 import mm_framework as mmf
 from mm_framework import par
 from mm_framework.testing import sample_image
-from mm_framework.testing.conformance import assert_same_output
+from mm_framework.testing import assert_same_output
 
 
 def families():

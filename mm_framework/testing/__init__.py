@@ -14,9 +14,12 @@ optionally sample images and a golden directory) and inherits every check::
 import pytest
 
 # Asserts in the helper modules should explain themselves like test-module asserts do.
-pytest.register_assert_rewrite("mm_framework.testing.conformance", "mm_framework.testing.golden")
+pytest.register_assert_rewrite(
+    "mm_framework.testing.compare", "mm_framework.testing.conformance", "mm_framework.testing.golden"
+)
 
-from .conformance import FamilyConformance, assert_same_output, sample_image  # noqa: E402
+from .compare import assert_same_output  # noqa: E402
+from .conformance import FamilyConformance, sample_image  # noqa: E402
 from .golden import GoldenCase, load_cases, record_case, replay_case  # noqa: E402
 
 __all__ = [
