@@ -18,14 +18,14 @@ import platform
 import re
 import shutil
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from PIL import Image, features
 
 __all__ = [
-    "SHORT_IDS", "cached_tokenizer", "content_hash", "digest", "divergence", "dumps", "ids_doc", "image_record",
-    "library_versions", "reference_inputs", "rle", "sha256", "tensor_doc", "token_runs", "write_case",
+    "SHORT_IDS", "ReferenceRequest", "cached_tokenizer", "content_hash", "digest", "divergence", "dumps", "ids_doc",
+    "library_versions", "reference_request", "rle", "sha256", "tensor_doc", "token_runs", "write_case",
 ]
 
 SHORT_IDS = 64  # id lists up to this long are stored whole, longer ones as length + digest
@@ -87,23 +87,44 @@ def rle(ids: np.ndarray) -> list[list[int]]:
     return out
 
 
-def image_record(name: str, data: bytes) -> dict[str, Any]:
-    """A case's entry for one regenerated image: its name and digest, plus size facts for readers."""
-    im = Image.open(io.BytesIO(data))
-    return {"name": name, "blake3": digest(data), "bytes": len(data), "size": list(im.size), "mode": im.mode}
+class ReferenceRequest(NamedTuple):
+    case: dict[str, Any]  # "prompt_ids", "images" and, when the processor raised, "reference_error"
+    datas: list[bytes]  # the images' bytes
+    inputs: list  # what the processor was given
+    out: Any  # its output; None when it raised
 
 
-def reference_inputs(entry: str, names: Sequence[str], datas: Sequence[bytes], tmp: str) -> list:
-    """What the reference processor is given: files under ``tmp`` for the ``"path"`` entry
-    (``load_image`` decodes them), else ``PIL.Image`` objects opened on the bytes."""
-    if entry != "path":
-        return [Image.open(io.BytesIO(d)) for d in datas]
-    paths = []
-    for name, data in zip(names, datas):
-        paths.append(os.path.join(tmp, name))
-        with open(paths[-1], "wb") as f:
-            f.write(data)
-    return paths
+def reference_request(proc, text: str, names: Sequence[str], make: Callable[[str], bytes], entry: str, tmp: str, *,
+                      sizes: bool = True, add_special_tokens: bool = True, **call: Any) -> ReferenceRequest:
+    """One request through the reference processor ``proc``, as a user makes it.
+
+    The images ``names`` (bytes from ``make``) reach it as files under ``tmp`` for the
+    ``"path"`` entry (``load_image`` decodes them), else as ``PIL.Image`` objects opened on
+    the bytes. Each image's case entry is its name and blake3, plus its byte count, size
+    and mode when ``sizes``. ``add_special_tokens=False`` goes to the tokenizer and the
+    processor alike; ``call`` to the processor.
+    """
+    datas = [make(n) for n in names]
+    entries = [{"name": n, "blake3": digest(d)} for n, d in zip(names, datas)]
+    if sizes:
+        for e, d in zip(entries, datas):
+            im = Image.open(io.BytesIO(d))
+            e.update({"bytes": len(d), "size": list(im.size), "mode": im.mode})
+    if entry == "path":
+        inputs: list = [os.path.join(tmp, n) for n in names]
+        for path, data in zip(inputs, datas):
+            with open(path, "wb") as f:
+                f.write(data)
+    else:
+        inputs = [Image.open(io.BytesIO(d)) for d in datas]
+    tokens = {} if add_special_tokens else {"add_special_tokens": False}
+    case: dict[str, Any] = {"prompt_ids": [int(i) for i in proc.tokenizer(text, **tokens)["input_ids"]], "images": entries}
+    try:
+        out = proc(text=[text], images=inputs, return_tensors="np", **tokens, **call)
+    except Exception as e:  # the reference rejected the request
+        case["reference_error"] = f"{type(e).__name__}: {e}"
+        out = None
+    return ReferenceRequest(case, datas, inputs, out)
 
 
 def divergence(images: Sequence[Mapping[str, Any]], divergences: Mapping[str, tuple[str, str, str]]) -> dict | None:

@@ -55,7 +55,7 @@ from gemma3_reference import (  # noqa: E402
     tokenizer_facts,
 )
 from mm_framework.testing.records import (  # noqa: E402
-    content_hash, digest, divergence, ids_doc, image_record, library_versions, reference_inputs, token_runs, write_case,
+    content_hash, digest, divergence, ids_doc, library_versions, reference_request, token_runs, write_case,
 )
 
 PROBES = 16  # feature values kept per item, at evenly spaced flat indices
@@ -151,16 +151,9 @@ def run_case(proc, spec: dict[str, Any], text: str, names: list[str], entry: str
 
     import gemma3_images
 
-    datas = [gemma3_images.make(n) for n in names]
-    images = [image_record(n, d) for n, d in zip(names, datas)]
-    inputs = reference_inputs(entry, names, datas, tmp)
-    tok = proc.tokenizer
-    case: dict[str, Any] = {"prompt_ids": [int(i) for i in tok(text, add_special_tokens=False)["input_ids"]],
-                            "images": images}
-    try:
-        out = proc(text=[text], images=inputs, return_tensors="np", add_special_tokens=False, **pas_kwargs(spec))
-    except Exception as e:  # the reference rejected the request
-        case["reference_error"] = f"{type(e).__name__}: {e}"
+    case, datas, inputs, out = reference_request(proc, text, names, gemma3_images.make, entry, tmp,
+                                                 add_special_tokens=False, **pas_kwargs(spec))
+    if out is None:
         return case
     ids = np.asarray(out["input_ids"])[0].astype(np.int64)
     pv = np.ascontiguousarray(out["pixel_values"], dtype=np.float32)

@@ -45,7 +45,7 @@ import standalone  # noqa: E402
 standalone.use_light_modules()
 import llava_onevision_images as images  # noqa: E402
 from mm_framework.testing.records import (  # noqa: E402
-    cached_tokenizer, content_hash, digest, divergence, ids_doc, library_versions, reference_inputs, token_runs,
+    cached_tokenizer, content_hash, digest, divergence, ids_doc, library_versions, reference_request, token_runs,
     write_case,
 )
 
@@ -198,14 +198,8 @@ def probe(feature: np.ndarray) -> dict[str, list]:
 def run_case(proc, entry: str, turns, tmp: str) -> dict[str, Any]:
     text = render(turns)
     names = [n for _, imgs, _ in turns for n in imgs]
-    datas = [images.make(n) for n in names]
-    case: dict[str, Any] = {"prompt_ids": [int(i) for i in proc.tokenizer(text)["input_ids"]],
-                            "images": [{"name": n, "blake3": digest(d)} for n, d in zip(names, datas)]}
-    inputs = reference_inputs(entry, names, datas, tmp)
-    try:
-        out = proc(text=[text], images=inputs, return_tensors="np")
-    except Exception as e:  # the reference rejected the request
-        case["reference_error"] = f"{type(e).__name__}: {e}"
+    case, datas, inputs, out = reference_request(proc, text, names, images.make, entry, tmp, sizes=False)
+    if out is None:
         return case
     ids = np.asarray(out["input_ids"][0], dtype=np.int64)
     pv = np.ascontiguousarray(out["pixel_values"], dtype=np.float32)

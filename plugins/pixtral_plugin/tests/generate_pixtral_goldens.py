@@ -53,7 +53,7 @@ standalone.use_light_modules()
 import pixtral_images  # noqa: E402
 import pixtral_reference as ref  # noqa: E402
 from mm_framework.testing.records import (  # noqa: E402
-    content_hash, digest, divergence, ids_doc, image_record, library_versions, reference_inputs, tensor_doc, write_case,
+    content_hash, digest, divergence, ids_doc, library_versions, reference_request, tensor_doc, write_case,
 )
 
 GOLDEN = os.path.join(HERE, "golden")
@@ -143,16 +143,10 @@ def stages(proc, image) -> tuple[np.ndarray, np.ndarray]:
 def run_case(proc, preset: str, entry: str, turns: Turns, tmp: str, name: str, blobs: dict) -> dict[str, Any]:
     text = ref.render(preset, turns)
     names = [value for _, content in turns for kind, value in content if kind == "image"]
-    datas = [pixtral_images.make(n) for n in names]
-    images = [image_record(n, d) for n, d in zip(names, datas)]
-    inputs = reference_inputs(entry, names, datas, tmp)
-    prompt_ids = [int(i) for i in proc.tokenizer(text)["input_ids"]]
-    case: dict[str, Any] = {"prompt_ids": prompt_ids, "images": images}
-    try:
-        out = proc(text=[text], images=inputs, return_tensors="np")
-    except Exception as e:  # the reference rejected the request
-        case["reference_error"] = f"{type(e).__name__}: {e}"
+    case, datas, inputs, out = reference_request(proc, text, names, pixtral_images.make, entry, tmp)
+    if out is None:
         return case
+    prompt_ids = case["prompt_ids"]
     ids = np.asarray(out["input_ids"])[0].astype(np.int64)
     pv = np.ascontiguousarray(out["pixel_values"], dtype=np.float32)
     sizes = [tuple(int(v) for v in s) for s in np.asarray(out["image_sizes"]).tolist()]

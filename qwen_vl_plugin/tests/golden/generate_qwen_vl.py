@@ -51,8 +51,8 @@ import standalone  # noqa: E402
 standalone.use_light_modules()
 import golden_images  # noqa: E402
 from mm_framework.testing.records import (  # noqa: E402
-    cached_tokenizer, content_hash, digest, divergence, ids_doc, image_record, library_versions,
-    reference_inputs, tensor_doc, token_runs, write_case,
+    cached_tokenizer, content_hash, digest, divergence, ids_doc, library_versions, reference_request, tensor_doc,
+    token_runs, write_case,
 )
 
 IMAGE_MAKER = "qwen_vl_plugin/tests/golden_images.py"
@@ -268,16 +268,10 @@ def run_case(proc, rope, preset: str, backend: str, entry: str, turns: Turns, tm
     """One request through the reference; the case document without its name and spec."""
     text = render(preset in ("qwen2_vl_class_defaults", "qwen2_5_vl"), turns)
     names = [value for _, content in turns for kind, value in content if kind == "image"]
-    datas = [golden_images.make(n) for n in names]
-    images = [image_record(n, d) for n, d in zip(names, datas)]
-    inputs = reference_inputs(entry, names, datas, tmp)
-    prompt_ids = [int(i) for i in proc.tokenizer(text)["input_ids"]]
-    case: dict[str, Any] = {"prompt_ids": prompt_ids, "images": images}
-    try:
-        out = proc(text=[text], images=inputs, return_tensors="np")
-    except Exception as e:  # the reference rejected the request
-        case["reference_error"] = f"{type(e).__name__}: {e}"
+    case, datas, inputs, out = reference_request(proc, text, names, golden_images.make, entry, tmp)
+    if out is None:
         return case
+    prompt_ids = case["prompt_ids"]
     ids = to_numpy(out["input_ids"])[0].astype(np.int64)
     grids = to_numpy(out["image_grid_thw"]).astype(np.int64)
     pv = np.ascontiguousarray(to_numpy(out["pixel_values"]), dtype=np.float32)
