@@ -75,7 +75,8 @@ def smooth_cells(w: int, h: int, rng: np.random.Generator, cell: int) -> np.ndar
     return np.asarray(Image.fromarray(cells).resize((w, h), Image.Resampling.BILINEAR)).astype(np.int16)
 
 
-def rectangles(img: np.ndarray, rng: np.random.Generator, count: int, reach: Callable[[int], int], dtype=np.int64) -> None:
+def rectangles(img: np.ndarray, rng: np.random.Generator, count: int, reach: Callable[[int], int],
+               dtype=np.int64) -> None:
     """Paint ``count`` hard-edged rectangles: a corner, sides drawn from ``[1, reach(image side))``, a colour."""
     h, w = img.shape[:2]
     for _ in range(count):
@@ -99,7 +100,8 @@ def panels(w: int, h: int, page: int, bar: tuple[int, tuple], sidebar: tuple[int
 
 
 def glyph_rows(img: np.ndarray, rng: np.random.Generator, rows: range, *, left: int, right: int, height: int,
-               widths: tuple[int, int], gaps: tuple[int, int], ink: Callable[[np.random.Generator, int], object]) -> None:
+               widths: tuple[int, int], gaps: tuple[int, int],
+               ink: Callable[[np.random.Generator, int], object]) -> None:
     """Lines of text-like marks: on each of ``rows``, from column ``left`` until ``right`` columns
     before the edge, marks ``height`` tall with drawn ``widths`` and ``gaps``, coloured ``ink(rng, width)``."""
     w = img.shape[1]
@@ -195,7 +197,8 @@ def grey16(w: int, h: int, noise: int, *, by_hand: bool = False) -> Maker:
     """A 16-bit grey PNG of :func:`grey16_ramp`, from Pillow's ``I;16`` encoder or :func:`png16`."""
     if by_hand:
         return lambda rng: png16(grey16_ramp(w, h, rng, noise))
-    return lambda rng: encode(Image.frombytes("I;16", (w, h), grey16_ramp(w, h, rng, noise).astype("<u2").tobytes()), "PNG")
+    return lambda rng: encode(Image.frombytes("I;16", (w, h), grey16_ramp(w, h, rng, noise).astype("<u2").tobytes()),
+                              "PNG")
 
 
 # ----------------------------------------------------------------------------- makers
@@ -241,7 +244,8 @@ class Makers:
 
     def rgba(self, w: int, h: int, fmt: str, **params) -> Maker:
         """A photo with an alpha plane."""
-        return lambda rng: encode(Image.fromarray(np.dstack([self.photo(w, h, rng), self.alpha(w, h, rng)])), fmt, **params)
+        return lambda rng: encode(Image.fromarray(np.dstack([self.photo(w, h, rng), self.alpha(w, h, rng)])), fmt,
+                                  **params)
 
     def grey_alpha(self, w: int, h: int) -> Maker:
         """A grey photo with an alpha plane (mode LA), as PNG."""

@@ -118,7 +118,8 @@ def reference_request(proc, text: str, names: Sequence[str], make: Callable[[str
     else:
         inputs = [Image.open(io.BytesIO(d)) for d in datas]
     tokens = {} if add_special_tokens else {"add_special_tokens": False}
-    case: dict[str, Any] = {"prompt_ids": [int(i) for i in proc.tokenizer(text, **tokens)["input_ids"]], "images": entries}
+    prompt_ids = [int(i) for i in proc.tokenizer(text, **tokens)["input_ids"]]
+    case: dict[str, Any] = {"prompt_ids": prompt_ids, "images": entries}
     try:
         out = proc(text=[text], images=inputs, return_tensors="np", **tokens, **call)
     except Exception as e:  # the reference rejected the request

@@ -8,7 +8,8 @@ the bf16 cross-check; the project's reference venv has all three)::
 Expected bits come from ``inkling_reference`` (float32 numpy per-pixel formula, bf16 by
 explicit nearest-even comparison); nothing from ``inkling_plugin`` or ``mm_framework`` is
 imported (the record helpers, ``mm_framework/testing/records.py``, are loaded from their
-file by ``mm_framework/testing/standalone.py``; they need blake3 for the request cases). With torch present every case's float32 patches are also cast with
+file by ``mm_framework/testing/standalone.py``; they need blake3 for the request cases).
+With torch present every case's float32 patches are also cast with
 ``torch.Tensor.to(torch.bfloat16)`` and must give the same bits.
 
 Each npz holds: ``name``, ``fmt`` ("png" | "jpeg"), ``data`` (the encoded bytes as uint8),

@@ -21,7 +21,9 @@ import functools
 
 import numpy as np
 
-from mm_framework.testing.images import Maker, Makers, alpha_ramp, blocks, glyph_rows, grey16, image_table, panels, rectangles
+from mm_framework.testing.images import (
+    Maker, Makers, alpha_ramp, blocks, glyph_rows, grey16, image_table, panels, rectangles,
+)
 
 
 def photo(w: int, h: int, rng: np.random.Generator) -> np.ndarray:

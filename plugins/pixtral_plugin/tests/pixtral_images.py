@@ -19,7 +19,9 @@ import functools
 
 import numpy as np
 
-from mm_framework.testing.images import Maker, Makers, alpha_ramp, glyph_rows, grain, grey16, image_table, panels, smooth_cells
+from mm_framework.testing.images import (
+    Maker, Makers, alpha_ramp, glyph_rows, grain, grey16, image_table, panels, smooth_cells,
+)
 
 
 def photo(w: int, h: int, rng: np.random.Generator) -> np.ndarray:
