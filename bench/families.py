@@ -22,7 +22,7 @@ from pathlib import Path
 
 os.environ.setdefault("MM_FRAMEWORK_THREADS", "inline")
 HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE), str(HERE.parent / "qwen_vl_plugin" / "tests")]
+sys.path.insert(0, str(HERE))
 
 import numpy as np  # noqa: E402
 import transformers  # noqa: E402

@@ -1,9 +1,10 @@
 """The benchmark's inputs, rebuilt deterministically on every run (numpy + Pillow only).
 
-Pixels come from the qwen_vl golden image makers (``photo``: a smooth colour field with
-hard-edged shapes and sensor noise; ``screenshot``: flat panels and glyph rows), seeded by
-the input's name; bytes from Pillow's encoders. The SHA-256 of every encoded input is
-printed with the results, so two runs can be checked to have measured the same bytes.
+Pixels come from the test toolkit's image recipes (``mm_framework.testing.images``:
+``photo``, a smooth colour field with hard-edged shapes and sensor noise; ``screenshot``,
+flat panels and glyph rows), seeded by the input's name; bytes from Pillow's encoders.
+The SHA-256 of every encoded input is printed with the results, so two runs can be
+checked to have measured the same bytes.
 """
 
 from __future__ import annotations
@@ -11,13 +12,11 @@ from __future__ import annotations
 import functools
 import hashlib
 import io
-import zlib
 
 import attrs
-import numpy as np
 from PIL import Image
 
-from golden_images import photo, screenshot  # qwen_vl_plugin/tests, on the path bench/run.py sets
+from mm_framework.testing.images import Makers, name_rng
 
 
 @attrs.frozen
@@ -39,18 +38,11 @@ class Input:
         return h.hexdigest()[:16]
 
 
-def _encode(rgb: np.ndarray, fmt: str, **params: object) -> bytes:
-    buf = io.BytesIO()
-    Image.fromarray(rgb, "RGB").save(buf, fmt, **params)
-    return buf.getvalue()
-
-
-def _rng(name: str) -> np.random.Generator:
-    return np.random.default_rng(zlib.crc32(name.encode()))
+_MAKERS = Makers()
 
 
 def _jpeg(name: str, w: int, h: int) -> bytes:
-    return _encode(photo(w, h, _rng(name)), "JPEG", quality=90)
+    return _MAKERS.still(w, h, "JPEG", quality=90)(name_rng(name))
 
 
 # The 8-image request: photos of the common camera/phone/web sizes, every one distinct.
@@ -63,7 +55,7 @@ def inputs() -> dict[str, Input]:
     single = {
         "jpeg_640x480": _jpeg("jpeg_640x480", 640, 480),
         "jpeg_1280x960": _jpeg("jpeg_1280x960", 1280, 960),
-        "png_screenshot_1920x1080": _encode(screenshot(1920, 1080, _rng("png_screenshot_1920x1080")), "PNG"),
+        "png_screenshot_1920x1080": _MAKERS.screen(1920, 1080, "PNG")(name_rng("png_screenshot_1920x1080")),
         "jpeg_4000x3000": _jpeg("jpeg_4000x3000", 4000, 3000),
     }
     out = {name: Input(name, (data,)) for name, data in single.items()}

@@ -42,7 +42,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
-for sub in ("", "qwen_vl_plugin", "inkling_plugin", "qwen_vl_plugin/tests"):
+for sub in ("", "qwen_vl_plugin", "inkling_plugin"):
     path = str(REPO / sub) if sub else str(REPO)
     if path not in sys.path:
         sys.path.insert(0, path)

@@ -25,8 +25,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-for path in (HERE, HERE.parent / "qwen_vl_plugin" / "tests"):
-    sys.path.insert(0, str(path))
+sys.path.insert(0, str(HERE))
 
 import mm_framework as mmf  # noqa: E402
 from mm_framework.testing import assert_same_output  # noqa: E402

@@ -1,4 +1,4 @@
-"""Conformance harness for family plugins.
+"""The test toolkit for family plugins: the conformance harness, golden cases, test images.
 
 A family's own test module subclasses :class:`FamilyConformance`, supplies a spec (and
 optionally sample images and a golden directory) and inherits every check::
@@ -9,19 +9,44 @@ optionally sample images and a golden directory) and inherits every check::
         @pytest.fixture
         def family_spec(self):
             return {"family": "my_family", ...}
+
+The harness (``compare``, ``conformance``, ``golden``; they need pytest) is imported on first use, so
+``mm_framework.testing.images`` and ``.records`` (deterministic images, golden record
+pieces) import without it: benchmarks and golden generators use them.
 """
 
-import pytest
+from __future__ import annotations
 
-# Asserts in the helper modules should explain themselves like test-module asserts do.
-pytest.register_assert_rewrite(
-    "mm_framework.testing.compare", "mm_framework.testing.conformance", "mm_framework.testing.golden"
-)
+import importlib
+import sys
+from typing import Any
 
-from .compare import assert_same_output  # noqa: E402
-from .conformance import FamilyConformance, sample_image  # noqa: E402
-from .golden import GoldenCase, load_cases, record_case, replay_case  # noqa: E402
+from .images import *  # noqa: F403
+from .images import __all__ as _images
+from .records import *  # noqa: F403
+from .records import __all__ as _records
+from .standalone import load_module
 
-__all__ = [
-    "FamilyConformance", "GoldenCase", "assert_same_output", "load_cases", "record_case", "replay_case", "sample_image",
-]
+if "pytest" in sys.modules:
+    # Under pytest the harness's asserts explain themselves like a test module's; the
+    # rewrite must be registered before the modules are imported.
+    sys.modules["pytest"].register_assert_rewrite(
+        "mm_framework.testing.compare", "mm_framework.testing.conformance", "mm_framework.testing.golden"
+    )
+
+_HARNESS = {
+    "FamilyConformance": "conformance", "assert_same_output": "compare",
+    "GoldenCase": "golden", "load_cases": "golden", "record_case": "golden", "replay_case": "golden",
+}
+
+__all__ = sorted([*_HARNESS, *_images, *_records, "load_module"])
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("compare", "conformance", "golden"):
+        return importlib.import_module(f"{__name__}.{name}")
+    if name not in _HARNESS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{_HARNESS[name]}"), name)
+    globals()[name] = value
+    return value

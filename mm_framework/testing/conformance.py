@@ -16,7 +16,6 @@ Check ids are the test method names, e.g. ``test_num_media_tokens_matches_real``
 
 from __future__ import annotations
 
-import io
 import json
 import math
 import pickle
@@ -35,25 +34,9 @@ from .. import (
 )
 from . import golden
 from .compare import assert_same_output
+from .images import sample_image
 
 BOGUS_FIELD = "mm_conformance_unknown_field"
-
-
-def sample_image(width: int, height: int, fmt: str = "PNG", seed: int = 0) -> bytes:
-    """A deterministic photo-like image (smooth gradients plus block noise), encoded."""
-    from PIL import Image
-
-    rng = np.random.default_rng(seed)
-    yy, xx = np.mgrid[0:height, 0:width].astype(np.float32)
-    base = np.stack(
-        [127 + 100 * np.sin(yy / 17) * np.cos(xx / 23), 127 + 100 * np.sin((yy + xx) / 29), 127 + 90 * np.cos(xx / 13)],
-        axis=-1,
-    )
-    noise = rng.normal(0, 12, size=(height // 4 + 1, width // 4 + 1, 3)).repeat(4, 0).repeat(4, 1)[:height, :width]
-    arr = np.clip(base + noise, 0, 255).astype(np.uint8)
-    buf = io.BytesIO()
-    Image.fromarray(arr, "RGB").save(buf, fmt, **({"quality": 90} if fmt == "JPEG" else {}))
-    return buf.getvalue()
 
 
 def _wrong_type(value: Any) -> Any:

@@ -35,19 +35,12 @@ from typing import Any
 
 import attrs
 import numpy as np
-from blake3 import blake3
 
 from ..carriers import MRope, Tensor
 from ..request import MmInput, Output
+from .records import digest, ids_doc, tensor_doc
 
 ImageSource = Callable[[str], bytes]
-SHORT_IDS = 64
-
-
-def digest(data: bytes | np.ndarray) -> str:
-    if isinstance(data, np.ndarray):
-        data = np.ascontiguousarray(data).tobytes()
-    return blake3(data).hexdigest()
 
 
 @attrs.frozen
@@ -83,15 +76,6 @@ def load_cases(root: str | Path) -> list[GoldenCase]:
     return [GoldenCase(p.parent, json.loads(p.read_text())) for p in sorted(root.glob("*/case.json"))]
 
 
-def _tensor_doc(t: Tensor) -> dict[str, Any]:
-    doc: dict[str, Any] = {"dtype": t.dtype, "shape": list(t.shape)}
-    if t.array.size <= 16:
-        doc["values"] = t.array.tolist()
-    else:
-        doc["blake3"] = digest(t.array)
-    return doc
-
-
 def expected_of(out: Output) -> dict[str, Any]:
     """The ``expected`` section describing ``out``."""
     ids = np.asarray(out.input_ids)
@@ -102,9 +86,9 @@ def expected_of(out: Output) -> dict[str, Any]:
         positions = {"kind": "rope1d"}
     return {
         "hashes": [str(it.hash) for it in out.items],
-        "features": [_tensor_doc(it.feature) for it in out.items],
-        "aux": [{k: _tensor_doc(v) for k, v in it.aux.items()} for it in out.items],
-        "input_ids": ids.tolist() if len(ids) <= SHORT_IDS else {"length": len(ids), "blake3": digest(ids)},
+        "features": [tensor_doc(it.feature.dtype, it.feature.array) for it in out.items],
+        "aux": [{k: tensor_doc(v.dtype, v.array) for k, v in it.aux.items()} for it in out.items],
+        "input_ids": ids_doc(ids),
         "offsets": [list(o) for o in out.offsets],
         "positions": positions,
     }

@@ -10,7 +10,6 @@ recorded header, indices and grid, so it runs without PyAV.
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ import numpy as np
 import golden_images
 import mm_framework as mmf
 from mm_framework.media.video import ClipHeader, decode_clip
+from mm_framework.testing.records import rle, sha256 as sha
 from qwen_vl_plugin.mrope import IMAGE, TEXT, VIDEO, rope_index
 from qwen_vl_plugin.video import (
     qwen2_frame_size,
@@ -42,12 +42,6 @@ NO_LIMIT = 1 << 62
 @functools.lru_cache(maxsize=None)
 def load(path: Path) -> dict[str, Any]:
     return json.loads(path.read_text(encoding="utf-8"))
-
-
-def sha(data: Any) -> str:
-    if isinstance(data, np.ndarray):
-        data = np.ascontiguousarray(data).tobytes()
-    return hashlib.sha256(data).hexdigest()
 
 
 def clip_bytes(case: dict[str, Any]) -> bytes:
@@ -216,16 +210,6 @@ def output_doc(out: mmf.Output) -> dict:
         doc["image_grid_thw"] = kw["image_grid_thw"].tolist()
         doc["pixel_values"] = {"shape": list(kw["pixel_values"].shape), "sha256": sha(kw["pixel_values"])}
     return doc
-
-
-def rle(ids: np.ndarray) -> list[list[int]]:
-    out: list[list[int]] = []
-    for v in ids.tolist():
-        if out and out[-1][0] == v:
-            out[-1][1] += 1
-        else:
-            out.append([v, 1])
-    return out
 
 
 # The expected fields in pipeline order: the first one that differs names the stage.

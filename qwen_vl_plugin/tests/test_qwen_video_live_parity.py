@@ -12,7 +12,6 @@ from __future__ import annotations
 import copy
 import importlib.util
 import random
-import sys
 import tempfile
 from pathlib import Path
 
@@ -29,6 +28,7 @@ import torch  # noqa: E402
 import mm_framework as mmf  # noqa: E402
 from mm_framework.media.video import decode_clip  # noqa: E402
 from mm_framework.media.video_frames import clip_from_frames, select_frames  # noqa: E402
+from mm_framework.testing import load_module  # noqa: E402
 from qwen_video_replay import GOLDEN, compare, frame_size, output_doc, replay, request, sample, spec_for  # noqa: E402
 from qwen_vl_plugin.mrope import rope_index  # noqa: E402
 from qwen_vl_plugin.video import video_norm, video_pixel_values  # noqa: E402
@@ -39,16 +39,7 @@ HAS_TOKENIZER = all(importlib.util.find_spec(m) is not None for m in ("qwen_toke
 transformers.logging.set_verbosity_error()
 
 
-def _generator():
-    path = GOLDEN / "generate_qwen_vl_video.py"
-    spec = importlib.util.spec_from_file_location("qwen_vl_video_golden_generator", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-gen = _generator()
+gen = load_module(GOLDEN / "generate_qwen_vl_video.py", "qwen_vl_video_golden_generator")
 CLIPS = sorted(p.name for p in (GOLDEN / "clips").iterdir())
 BIG = 1 << 62
 

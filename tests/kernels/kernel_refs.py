@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import numpy as np
 
 from mm_framework.kernels import channel_norm_fused, channel_norm_pil, normalize_lut_fused, normalize_lut_pil
+from mm_framework.testing import load_module
 
 GOLDEN = Path(__file__).parent / "golden"
-_spec = importlib.util.spec_from_file_location("generate_resize", GOLDEN / "generate_resize.py")
-gen = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(gen)
+gen = load_module(GOLDEN / "generate_resize.py", "generate_resize")
 
 CLIP_MEAN = (0.48145466, 0.4578275, 0.40821073)
 CLIP_STD = (0.26862954, 0.26130258, 0.27577711)

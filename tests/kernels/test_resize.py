@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import importlib.util
 import json
 import math
 import time
@@ -20,11 +19,10 @@ import pytest
 
 from mm_framework.errors import MediaError, SpecError
 from mm_framework.kernels import RESAMPLERS, aten_coeffs, resize_rgb
+from mm_framework.testing import load_module
 
 GOLDEN = Path(__file__).parent / "golden"
-_spec = importlib.util.spec_from_file_location("generate_resize", GOLDEN / "generate_resize.py")
-gen = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(gen)
+gen = load_module(GOLDEN / "generate_resize.py", "generate_resize")
 
 FIXTURES = json.loads((GOLDEN / "resize" / "resize.json").read_text())
 CASES = FIXTURES["cases"]

@@ -7,7 +7,9 @@ the bf16 cross-check; the project's reference venv has all three)::
 
 Expected bits come from ``inkling_reference`` (float32 numpy per-pixel formula, bf16 by
 explicit nearest-even comparison); nothing from ``inkling_plugin`` or ``mm_framework`` is
-imported. With torch present every case's float32 patches are also cast with
+imported (the record helpers, ``mm_framework/testing/records.py``, are loaded from their
+file by ``mm_framework/testing/standalone.py``; they need blake3 for the request cases).
+With torch present every case's float32 patches are also cast with
 ``torch.Tensor.to(torch.bfloat16)`` and must give the same bits.
 
 Each npz holds: ``name``, ``fmt`` ("png" | "jpeg"), ``data`` (the encoded bytes as uint8),
@@ -35,7 +37,10 @@ import numpy as np
 from PIL import Image
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
+sys.path[:0] = [str(HERE.parent), str(HERE.parents[2] / "mm_framework" / "testing")]
+import standalone  # noqa: E402
+
+standalone.use_light_modules()
 
 from inkling_reference import (  # noqa: E402
     make_photo_like,
@@ -44,6 +49,7 @@ from inkling_reference import (  # noqa: E402
     ref_scaled_dims,
 )
 import inkling_reference  # noqa: E402
+from mm_framework.testing.records import content_hash, ids_doc, tensor_doc  # noqa: E402
 
 # (name, h, w, seed, encoding, patch_size, rescale_frac, rescale_cap)
 CASES = [
@@ -101,27 +107,6 @@ REQUESTS = [
 ]
 
 
-def content_hash(data: bytes) -> int:
-    from blake3 import blake3
-
-    return int.from_bytes(blake3(data).digest()[:8], "big")
-
-
-def blake3_hex(data: bytes) -> str:
-    from blake3 import blake3
-
-    return blake3(data).hexdigest()
-
-
-def tensor_doc(dtype: str, arr: np.ndarray) -> dict:
-    doc = {"dtype": dtype, "shape": list(arr.shape)}
-    if arr.size <= 16:
-        doc["values"] = arr.tolist()
-    else:
-        doc["blake3"] = blake3_hex(np.ascontiguousarray(arr).astype(arr.dtype.newbyteorder("<")).tobytes())
-    return doc
-
-
 def write_request(name: str, spec: dict, prompt: list[int], images: list[tuple]) -> None:
     case_dir = HERE / "cases" / name
     shutil.rmtree(case_dir, ignore_errors=True)
@@ -139,7 +124,7 @@ def write_request(name: str, spec: dict, prompt: list[int], images: list[tuple])
             "patch_grid": tensor_doc("i64", np.array([nph, npw], dtype=np.int64)),
             "image_size": tensor_doc("i64", np.array(arr.shape[:2], dtype=np.int64)),
         })
-        hashes.append(str(content_hash(data)))
+        hashes.append(content_hash(data))
         counts.append(nph * npw)
     ids, offsets, k = [], [], 0
     for t in prompt:
@@ -161,9 +146,7 @@ def write_request(name: str, spec: dict, prompt: list[int], images: list[tuple])
             "hashes": hashes,
             "features": features,
             "aux": aux,
-            "input_ids": ids if len(ids) <= 64 else {
-                "length": len(ids), "blake3": blake3_hex(np.asarray(ids, dtype="<i8").tobytes())
-            },
+            "input_ids": ids_doc(np.asarray(ids, dtype=np.int64)),
             "offsets": offsets,
             "positions": {"kind": "rope1d"},
         },

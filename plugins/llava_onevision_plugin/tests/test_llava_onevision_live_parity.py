@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import importlib.util
 import io
-import sys
 from pathlib import Path
 
 import llava_onevision_images
@@ -21,6 +20,7 @@ import pytest
 from PIL import Image
 
 import mm_framework as mmf
+from mm_framework.testing import load_module
 
 transformers = pytest.importorskip("transformers")
 
@@ -28,16 +28,7 @@ HAS_TOKENIZER = all(importlib.util.find_spec(m) is not None for m in ("qwen_toke
 CHECKPOINT, VARIANT = "llava-onevision-qwen2-7b-ov-hf", "variant-clip-lanczos-max4"
 
 
-def _generator():
-    path = Path(__file__).parent / "generate_llava_onevision_goldens.py"
-    spec = importlib.util.spec_from_file_location("llava_onevision_golden_generator", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-gen = _generator()
+gen = load_module(Path(__file__).parent / "generate_llava_onevision_goldens.py", "llava_onevision_golden_generator")
 _cache: dict[str, object] = {}
 
 

@@ -21,7 +21,9 @@ that differs can say where), and transformers' rescale+normalize of the bytes 0.
 preset (the exact table the family must use).
 
 Needs transformers 5.24, Pillow 13, numpy, blake3 and mistral-common (for the Tekken
-vocabulary file it ships); torch/torchvision are optional (``pixtral_reference``). From
+vocabulary file it ships); torch/torchvision are optional (``pixtral_reference``); not
+mm_framework: the image makers and record helpers (``mm_framework/testing/images.py``,
+``records.py``) are loaded from their files by ``mm_framework/testing/standalone.py``. From
 the repository root::
 
     python plugins/pixtral_plugin/tests/generate_pixtral_goldens.py
@@ -35,27 +37,26 @@ composited on white, no EXIF transpose. The ``path`` cases pass file paths inste
 from __future__ import annotations
 
 import argparse
-import io
-import json
 import os
-import platform
-import re
 import shutil
 import sys
 import tempfile
 from typing import Any
 
 import numpy as np
-from blake3 import blake3
-from PIL import Image, features
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
+sys.path[:0] = [HERE, os.path.join(HERE, "..", "..", "..", "mm_framework", "testing")]
+import standalone  # noqa: E402
+
+standalone.use_light_modules()
 import pixtral_images  # noqa: E402
 import pixtral_reference as ref  # noqa: E402
+from mm_framework.testing.records import (  # noqa: E402
+    content_hash, digest, divergence, ids_doc, library_versions, reference_request, tensor_doc, write_case,
+)
 
 GOLDEN = os.path.join(HERE, "golden")
-SHORT_IDS = 64  # as mm_framework.testing.golden: shorter id lists are stored whole
 FULL_BLOB = 4096  # pixel_values slices up to this many values are stored whole
 SAMPLE = 512  # else about this many values, evenly strided
 
@@ -88,26 +89,6 @@ MULTI: dict[str, Turns] = {
     ],
 }
 PATH_IMAGES = ["exif_rot6_640x480.jpg", "rgba_640x480.png", "grey_alpha_LA_320x240.png", "photo_640x480.jpg"]
-
-
-def digest(data) -> str:
-    if isinstance(data, np.ndarray):
-        data = np.ascontiguousarray(data).tobytes()
-    return blake3(data).hexdigest()
-
-
-def content_hash(data: bytes) -> str:
-    """mm_framework's item hash (blake3 of the bytes, first 8 bytes big-endian), as text."""
-    return str(int.from_bytes(blake3(data).digest(8), "big"))
-
-
-def tensor_doc(dtype: str, array: np.ndarray) -> dict[str, Any]:
-    doc: dict[str, Any] = {"dtype": dtype, "shape": list(array.shape)}
-    if array.size <= 16:
-        doc["values"] = array.tolist()
-    else:
-        doc["blake3"] = digest(array)
-    return doc
 
 
 def spec_of(proc, preset: str, entry: str) -> dict[str, Any]:
@@ -162,26 +143,10 @@ def stages(proc, image) -> tuple[np.ndarray, np.ndarray]:
 def run_case(proc, preset: str, entry: str, turns: Turns, tmp: str, name: str, blobs: dict) -> dict[str, Any]:
     text = ref.render(preset, turns)
     names = [value for _, content in turns for kind, value in content if kind == "image"]
-    datas = [pixtral_images.make(n) for n in names]
-    images = []
-    for n, d in zip(names, datas):
-        im = Image.open(io.BytesIO(d))
-        images.append({"name": n, "blake3": digest(d), "bytes": len(d), "size": list(im.size), "mode": im.mode})
-    if entry == "path":
-        inputs = []
-        for n, d in zip(names, datas):
-            with open(os.path.join(tmp, n), "wb") as fh:
-                fh.write(d)
-            inputs.append(os.path.join(tmp, n))
-    else:
-        inputs = [Image.open(io.BytesIO(d)) for d in datas]
-    prompt_ids = [int(i) for i in proc.tokenizer(text)["input_ids"]]
-    case: dict[str, Any] = {"prompt_ids": prompt_ids, "images": images}
-    try:
-        out = proc(text=[text], images=inputs, return_tensors="np")
-    except Exception as e:  # the reference rejected the request
-        case["reference_error"] = f"{type(e).__name__}: {e}"
+    case, datas, inputs, out = reference_request(proc, text, names, pixtral_images.make, entry, tmp)
+    if out is None:
         return case
+    prompt_ids = case["prompt_ids"]
     ids = np.asarray(out["input_ids"])[0].astype(np.int64)
     pv = np.ascontiguousarray(out["pixel_values"], dtype=np.float32)
     sizes = [tuple(int(v) for v in s) for s in np.asarray(out["image_sizes"]).tolist()]
@@ -218,7 +183,7 @@ def run_case(proc, preset: str, entry: str, turns: Turns, tmp: str, name: str, b
         "hashes": [content_hash(d) for d in datas],
         "features": features_,
         "aux": aux,
-        "input_ids": ids.tolist() if len(ids) <= SHORT_IDS else {"length": len(ids), "blake3": digest(ids)},
+        "input_ids": ids_doc(ids),
         "offsets": offsets,
         "positions": {"kind": "rope1d"},
         "stages": stage_digests,
@@ -253,12 +218,7 @@ def versions() -> dict[str, str]:
         "tokenizers": tokenizers.__version__,
         "mistral_common": mistral_common.__version__,
         "tekken": f"{ref.TEKKEN_FILE} blake3 {digest(open(ref.tekken_path(), 'rb').read())}",
-        "pillow": Image.__version__,
-        "numpy": np.__version__,
-        "python": platform.python_version(),
-        "libjpeg_turbo": str(features.version("libjpeg_turbo")),
-        "zlib": str(features.version("zlib")),
-        "webp": str(features.version("webp")),
+        **library_versions(),
         "processor_import": ref.processor_class()[1],
     }
     try:
@@ -272,23 +232,14 @@ def versions() -> dict[str, str]:
 
 def expected_error(case: dict[str, Any]) -> dict[str, Any] | None:
     """The rejection mm_framework must produce: a declared divergence or the reference's own."""
-    for i, img in enumerate(case["images"]):
-        if img["name"] in DIVERGENCES:
-            kind, match, why = DIVERGENCES[img["name"]]
-            return {"type": kind, "item": i, "match": match, "divergence": why}
+    declared = divergence(case["images"], DIVERGENCES)
     error = case.get("reference_error")
-    if error is None:
-        return None
+    if declared or error is None:
+        return declared
     if "Size must contain" in error:  # a side floored to 0 (docs/families/pixtral.md §1)
         item = next(i for i, img in enumerate(case["images"]) if min(img["size"]) <= 2)
         return {"type": "MediaError", "item": item, "match": "degenerates"}
     raise RuntimeError(f"{case['name']}: unexpected reference error {error}")
-
-
-def dumps(doc: dict[str, Any]) -> str:
-    """Indented JSON with every innermost list on one line (keeps the fixtures small)."""
-    text = json.dumps(doc, indent=1)
-    return re.sub(r"\[\s+([^\[\]{}\"]*?)\s+\]", lambda m: "[" + " ".join(m.group(1).split()) + "]", text) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -331,10 +282,7 @@ def main(argv: list[str] | None = None) -> int:
                         case.pop(key, None)
                     for key in [k for k in blobs if k.startswith(name + "/")]:
                         del blobs[key]
-                where = os.path.join(args.out, "rejections" if rejection else "cases", name)
-                os.makedirs(where)
-                with open(os.path.join(where, "case.json"), "w", encoding="utf-8") as fh:
-                    fh.write(dumps(case))
+                write_case(os.path.join(args.out, "rejections" if rejection else "cases", name), case)
                 written += 1
                 ids = case.get("expected", {}).get("input_ids")
                 label = f"rejected: {rejection['match']}" if rejection else f"{len(ids) if isinstance(ids, list) else ids['length']} ids"

