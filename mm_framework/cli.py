@@ -17,9 +17,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import attrs
 import numpy as np
 
-from . import __version__, kernels, list_families, picture, pipeline_from_spec, plugins, spec_from_model_dir
+from . import FeatureCache, __version__, kernels, list_families, picture, pipeline_from_spec, plugins, spec_from_model_dir
 from .batch.command import add_parser as add_batch_parser
 from .carriers import MRope
 from .errors import InvalidInputError, MmError, SpecError
@@ -166,7 +167,10 @@ def _arrays(out: Output) -> dict[str, np.ndarray]:
 
 def cmd_process(args: argparse.Namespace) -> int:
     out_path = _out_path(args.out, ".npz")
-    pipe = pipeline_from_spec(_spec(args.spec))
+    if args.cache_mb < 0:
+        raise InvalidInputError(f"--cache-mb must be at least 0, got {args.cache_mb}")
+    cache = FeatureCache(args.cache_mb << 20) if args.cache_mb else None
+    pipe = pipeline_from_spec(_spec(args.spec), cache=cache)
     inp, names = _request(pipe, args)
     t0 = time.perf_counter()
     out = pipe.process(inp)
@@ -178,6 +182,8 @@ def cmd_process(args: argparse.Namespace) -> int:
             raise InvalidInputError(f"--out would write {size / 2**30:.1f} GiB to {str(out_path)!r}; pass --force to write it")
         np.savez(out_path, **arrays)
         doc["wrote"] = str(out_path)
+    if cache is not None:
+        doc["cache"] = attrs.asdict(cache.stats())
     if args.json:
         print(json.dumps(doc))
     else:
@@ -265,6 +271,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="write every output array to this .npz (checked before any work)")
     p.add_argument("--force", action="store_true", help=f"write --out even above {LARGE_OUTPUT >> 30} GiB")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    p.add_argument("--cache-mb", type=int, default=0,
+                   help="a feature cache of this many MiB (default 0: none; repeats within a request are processed once)")
     sub.choices["inspect"].add_argument("--out", help="the PNG to write (default mm-inspect-<first image>.png here)")
     p = sub.add_parser("plugins", help="list installed families, their hooks and presets, and the kernels")
     p.set_defaults(func=cmd_plugins)

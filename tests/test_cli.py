@@ -177,3 +177,14 @@ def test_a_filter_that_hides_every_family_says_so():
 def test_bad_environment_values_name_the_variable():
     proc = _run("process", env={"MM_FRAMEWORK_THREADS": "bogus"})
     assert proc.returncode == 2 and "MM_FRAMEWORK_THREADS must be 'inline'" in proc.stderr
+
+
+def test_cache_mb_reports_the_cache(toy, tmp_path, capsys):
+    img = tmp_path / "a.png"
+    img.write_bytes(png_bytes(8, 4))
+    args = ["process", "--spec", "toy_default", str(img), str(img), "--input-ids", "1,1", "--json"]
+    assert main(args + ["--cache-mb", "4"]) == 0
+    cache = json.loads(capsys.readouterr().out)["cache"]
+    assert cache["misses"] == 1 and cache["entries"] == 1 and cache["max_bytes"] == 4 << 20
+    assert main(args + ["--cache-mb", "-1"]) == 2
+    assert "--cache-mb must be at least 0" in capsys.readouterr().err

@@ -30,6 +30,9 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     )
     p.add_argument("--workers", type=int, help="worker processes (default: the usable cores)")
     p.add_argument("--shard-size", type=int, default=DEFAULT_SHARD_SIZE, help="requests per shard file")
+    p.add_argument("--cache-mb", type=int, default=0,
+                   help="a feature cache of this many MiB per worker: images repeated across requests are "
+                   "processed once (default 0: none; repeats within one request always are)")
     p.add_argument("--input-ids", help="prompt ids of one image, for requests without input_ids or text "
                    "(default: the spec's image_token_id)")
     p.set_defaults(func=run)
@@ -46,12 +49,17 @@ def run(args: argparse.Namespace) -> int:
     from ..cli import _ids, _spec
     from .runner import execute
 
+    if args.cache_mb < 0:
+        print(f"error: --cache-mb must be at least 0, got {args.cache_mb}", file=sys.stderr)
+        return 2
     for name in ("workers", "shard_size"):
         value = getattr(args, name)
         if value is not None and value < 1:
             print(f"error: --{name.replace('_', '-')} must be at least 1, got {value}", file=sys.stderr)
             return 2
     ids = None if args.input_ids is None else _ids(args.input_ids)
-    summary = execute(args.manifest, _spec(args.spec), args.out, args.pixels, args.workers, args.shard_size, ids)
+    summary = execute(
+        args.manifest, _spec(args.spec), args.out, args.pixels, args.workers, args.shard_size, ids, args.cache_mb
+    )
     print(summary)
     return 0

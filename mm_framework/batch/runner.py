@@ -68,7 +68,7 @@ def _run_shards(job: Job, shards: Sequence[Sequence[Entry]], todo: Sequence[int]
         before = par.threads()
         par.set_threads(threads)
         try:
-            pipeline = pipeline_from_spec(job.spec_json)
+            pipeline = job.pipeline()
             for k in todo:
                 write_shard(pipeline, job, k, shards[k], report)
         finally:
@@ -117,7 +117,7 @@ def _summary(out: str, entries: Sequence[Entry], shards: int, skipped: int, imag
 
 def execute(
     manifest: str, spec: dict[str, Any], out: str, pixels: str, workers: int | None, shard_size: int,
-    input_ids: Sequence[int] | None,
+    input_ids: Sequence[int] | None, cache_mb: int = 0,
 ) -> str:
     """Run (or resume) a batch; the summary text. ``MmError`` when the run cannot start."""
     check_pixels(pixels)
@@ -134,7 +134,7 @@ def execute(
     claim_directory(out, run_record(spec_json, pixels, shard_size, prompt, fingerprint(entries), len(entries)))
     done = finished(out, len(shards))
     todo = [k for k in range(len(shards)) if k not in done]
-    job = Job(spec_json, pixels, out, tuple(prompt))
+    job = Job(spec_json, pixels, out, tuple(prompt), cache_mb)
     total = sum(len(e.images) for e in entries)
     skipped_images = sum(len(e.images) for k in done for e in shards[k])
     t0 = time.perf_counter()

@@ -21,6 +21,7 @@ import pyarrow.parquet as pq
 from .. import par
 from ..arrow import SCHEMA_VERSION, process_requests
 from ..errors import InvalidInputError, MmError, SpecError
+from ..cache import FeatureCache
 from ..pipeline import Pipeline, pipeline_from_spec
 from ..request import MmInput
 from .manifest import Entry
@@ -40,6 +41,13 @@ class Job:
     pixels: str
     out: str
     prompt: tuple[int, ...]
+    cache_mb: int = 0
+
+    def pipeline(self) -> Pipeline:
+        """This process's pipeline; with ``cache_mb``, a feature cache of its own, so an
+        image repeated across the dataset's requests is processed once per worker."""
+        cache = FeatureCache(self.cache_mb << 20) if self.cache_mb else None
+        return pipeline_from_spec(self.spec_json, cache=cache)
 
 
 def shard_path(out: str, index: int) -> str:
@@ -116,7 +124,7 @@ _worker: dict[str, Any] = {}
 def init_worker(job: Job, threads: int | str, queue: Any) -> None:
     """Pool initializer: the thread budget, one pipeline per process, the report queue."""
     par.set_threads(threads)
-    _worker.update(job=job, pipeline=pipeline_from_spec(job.spec_json), queue=queue)
+    _worker.update(job=job, pipeline=job.pipeline(), queue=queue)
 
 
 def work(index: int, entries: Sequence[Entry]) -> int:

@@ -160,3 +160,11 @@ def test_a_prompt_the_family_rejects_fails_the_run(images, tmp_path, capsys):
     assert "does not fit family 'gemma3'" in capsys.readouterr().err and not out.exists()
     assert main(["batch", str(manifest), "--spec", "gemma3_4b_it", "--out", str(out), "--input-ids", str(boi)]) == 0
     assert pq.read_table(out).column("error").null_count == 1
+
+
+def test_a_feature_cache_changes_no_row(images, reference, tmp_path):
+    out = tmp_path / "cached"
+    args = ["batch", str(images), "--spec", "qwen2_vl", "--out", str(out), "--shard-size", "25", "--workers", "1",
+            "--cache-mb", "64"]
+    assert main(args) == 0
+    assert pq.read_table(out).equals(pq.read_table(reference))
