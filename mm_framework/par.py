@@ -133,11 +133,12 @@ class _Claims:
 
 
 def _fan_out(run: Callable[[int], R], n: int) -> list[R]:
-    pool = None if n <= 1 or on_worker() else _get_pool()
+    pool = None if n <= 1 or on_worker() or pool_size() < 2 else _get_pool()
     if pool is None:
         return [run(i) for i in range(n)]
     claims = _Claims(n, run)
-    helpers = [pool.submit(claims.drain) for _ in range(min(n - 1, pool_size()))]
+    # The caller is one of the pool_size() threads a fan-out may use.
+    helpers = [pool.submit(claims.drain) for _ in range(min(n, pool_size()) - 1)]
     # While the caller works on its share it counts as a worker: its own nested fan-outs
     # run inline, as on the pool threads (the fan-out is already using every core).
     _worker.active = True
