@@ -21,16 +21,18 @@ pytestmark = pytest.mark.skipif(not native.built(), reason=f"native kernels not 
 HERE = Path(__file__).parent
 
 
-def test_sweeps_pass_with_the_portable_body():
+def test_sweeps_pass_with_the_portable_body(tmp_path):
+    # Run away from the repository root: there, ``python -c`` would import the source tree
+    # (which holds no compiled extension when the package is installed, not editable).
     env = {**os.environ, "MM_FRAMEWORK_SIMD": "baseline", "MM_FRAMEWORK_KERNELS": "native"}
     probe = subprocess.run(
         [sys.executable, "-c", "from mm_framework.kernels import native; print(native.simd_level())"],
-        env=env, capture_output=True, text=True, check=True,
+        env=env, capture_output=True, text=True, check=True, cwd=tmp_path,
     )
     assert probe.stdout.strip() == "baseline"
     run = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-k", "bicubic or lanczos or random_sweep or band",
          str(HERE / "test_native_pil.py"), str(HERE / "test_native_aten.py")],
-        env=env, capture_output=True, text=True,
+        env=env, capture_output=True, text=True, cwd=tmp_path,
     )
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
