@@ -34,7 +34,8 @@ from .limits import Limits
 from .media import FetchPolicy, content_hash, decode_rgb, take_source
 from .handoff import to_torch
 from .pipeline import Pipeline, pipeline_from_spec
-from .media.video import ClipHeader, VideoClip
+from .media.video import ClipHeader, VideoClip, decode_clip
+from .media.video_frames import clip_from_frames, select_frames
 from .request import ItemTimings, MmInput, Output, OutputItem, Timings, VideoFrames
 from .positions import mrope_image_only
 from .spec_fields import SpecFields
@@ -98,7 +99,7 @@ __all__ = [
     "FetchError", "FetchPolicy", "Grid", "InternalError", "InvalidInputError", "ItemPlan", "ItemTimings",
     "LayoutError", "LimitExceededError", "Limits", "MRope", "Media", "MediaError", "MmError", "MmInput", "Output",
     "OutputItem", "Pipeline", "ProcessedItem", "Repeat", "Rope1D", "SpecError", "SpecFields", "Tensor", "Text",
-    "Tiles", "Timings", "TokenLayout", "UnsupportedError", "apply_layout", "content_hash", "decode_rgb", "hookimpl",
+    "Tiles", "Timings", "TokenLayout", "UnsupportedError", "apply_layout", "clip_from_frames", "content_hash", "decode_clip", "decode_rgb", "hookimpl",
     "layout_by_placeholder", "list_families", "list_presets", "mrope_image_only", "pipeline_from_spec", "preset",
-    "spec_from_hf_configs", "spec_from_model_dir", "take_source", "to_torch",
+    "select_frames", "spec_from_hf_configs", "spec_from_model_dir", "take_source", "to_torch",
 ]
