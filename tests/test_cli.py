@@ -170,6 +170,7 @@ def test_a_filter_that_hides_every_family_says_so():
     proc = _run("plugins", env={"MM_FRAMEWORK_LOAD_PLUGINS": "qwen_vl_plugin"})
     assert "no families installed" in proc.stdout
     assert "qwen_vl (mm-framework-qwen-vl) is installed but hidden by MM_FRAMEWORK_LOAD_PLUGINS='qwen_vl_plugin'" in proc.stdout
+    assert "MM_FRAMEWORK_LOAD_PLUGINS names 'qwen_vl_plugin', which is neither an installed plugin's entry-point" in proc.stdout
     proc = _run("tokens", "64", "64", env={"MM_FRAMEWORK_LOAD_PLUGINS": "qwen_vl_plugin"})
     assert proc.returncode == 2 and "hidden by MM_FRAMEWORK_LOAD_PLUGINS" in proc.stderr
 
