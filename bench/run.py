@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import importlib.util
 import json
 import os
 import platform
@@ -42,9 +43,12 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
-for sub in ("", "qwen_vl_plugin", "inkling_plugin"):
+# Only packages that are not installed come from the source tree: an installed
+# mm_framework holds the compiled kernels, a source checkout usually does not, and
+# importing it would time the portable kernels.
+for package, sub in (("mm_framework", ""), ("qwen_vl_plugin", "qwen_vl_plugin"), ("inkling_plugin", "inkling_plugin")):
     path = str(REPO / sub) if sub else str(REPO)
-    if path not in sys.path:
+    if importlib.util.find_spec(package) is None and path not in sys.path:
         sys.path.insert(0, path)
 sys.path.insert(0, str(HERE))
 
@@ -467,6 +471,8 @@ def machine() -> dict[str, str]:
     info["cores"] = str(os.cpu_count())
     info["load_average"] = " ".join(f"{x:.2f}" for x in os.getloadavg())
     info["platform"] = platform.platform()
+    info["kernels"] = f"native ({native.simd_level()})" if native.use_native() else "portable"
+    info["mm_framework from"] = str(Path(mmf.__file__).parent)
     return info
 
 
