@@ -33,7 +33,7 @@ LOAD_VAR, DISABLE_VAR = "MM_FRAMEWORK_LOAD_PLUGINS", "MM_FRAMEWORK_DISABLE_PLUGI
 _lock = threading.RLock()
 _pm: pluggy.PluginManager | None = None
 _hidden: list[tuple[str, str, str]] = []  # (entry point, distribution, the switch that hid it)
-_unmatched: list[tuple[str, str]] = []  # (switch, a name in it that no entry point or distribution has)
+_unmatched: list[tuple[str, str, str]] = []  # (switch, a name in it that nothing installed has, names it could take)
 
 
 def _names(var: str) -> set[str] | None:
@@ -46,16 +46,18 @@ def _names(var: str) -> set[str] | None:
 def _block_by_switches(pm: pluggy.PluginManager) -> None:
     allow, block = _names(LOAD_VAR), _names(DISABLE_VAR) or set()
     known: set[str] = set()
+    example = "none installed"
     for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
         dist = ep.dist.name if ep.dist is not None else ""
         keys = {ep.name, dist}
         known |= keys
+        example = f"{ep.name} or {dist}" if dist else ep.name
         switch = LOAD_VAR if allow is not None and not keys & allow else DISABLE_VAR if keys & block else None
         if switch is not None:
             pm.set_blocked(ep.name)
             _hidden.append((ep.name, dist, switch))
     # A module name (qwen_vl_plugin) is the usual slip: say which names the switch takes.
-    _unmatched.extend((var, n) for var, names in ((LOAD_VAR, allow or set()), (DISABLE_VAR, block))
+    _unmatched.extend((var, n, example) for var, names in ((LOAD_VAR, allow or set()), (DISABLE_VAR, block))
                       for n in sorted(names - known))
 
 
@@ -86,13 +88,8 @@ def hidden_note() -> str:
     notes = [f"; {name} ({dist}) is installed but hidden by {var}={os.environ.get(var, '')!r}"
              for name, dist, var in hidden()]
     notes += [f"; {var} names {name!r}, which is neither an installed plugin's entry-point name nor its "
-              f"distribution's (e.g. {_example_names()})" for var, name in _unmatched]
+              f"distribution's (e.g. {example})" for var, name, example in _unmatched]
     return "".join(notes)
-
-
-def _example_names() -> str:
-    return next((f"{ep.name} or {ep.dist.name}" for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)
-                 if ep.dist is not None), "none installed")
 
 
 def register(plugin: object, name: str | None = None) -> str:
