@@ -91,7 +91,7 @@ def spec_for(case: dict[str, Any], backend: str = "torchvision") -> dict[str, An
 def header_of(case: dict[str, Any]) -> mmf.ClipHeader:
     h = case["header"]
     return mmf.ClipHeader(total_frames=h["total_frames"], fps=h["fps"], width=h["width"], height=h["height"],
-                      duration=h["total_frames"] / h["fps"], codec=h["codec"], pixel_format=h["pixel_format"])
+                          duration=h["total_frames"] / h["fps"], codec=h["codec"], pixel_format=h["pixel_format"])
 
 
 def images_out(case: dict[str, Any]) -> list[mmf.OutputItem]:
