@@ -16,7 +16,10 @@ from typing import Any
 
 from . import plugins as _plugins
 from .cache import CacheStats, FeatureCache
-from .carriers import Capabilities, DecodedImage, DecodeOptions, Grid, ItemPlan, MRope, ProcessedItem, Rope1D, Tensor, Tiles
+from .carriers import (
+    Capabilities, DecodedImage, DecodeOptions, Grid, ItemPlan, ItemTimings, MRope, OutputItem, ProcessedItem, Rope1D,
+    Tensor, Tiles, Timings, VideoFrames,
+)
 from .errors import (
     FetchError,
     InternalError,
@@ -36,7 +39,7 @@ from .handoff import to_torch
 from .pipeline import Pipeline, pipeline_from_spec
 from .media.video import ClipHeader, VideoClip, decode_clip
 from .media.video_frames import clip_from_frames, select_frames
-from .request import ItemTimings, MmInput, Output, OutputItem, Timings, VideoFrames
+from .request import MmInput, Output
 from .positions import mrope_image_only
 from .spec_fields import SpecFields
 

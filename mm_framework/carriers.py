@@ -231,3 +231,91 @@ class MRope:
 
 
 Positions = Union[Rope1D, MRope]
+
+
+@attrs.frozen(eq=False)
+class VideoFrames:
+    """A clip the caller already decoded: ``frames`` is one ``[T, H, W, 3]`` uint8 array or
+    a sequence of frames (``[H, W, 3]`` uint8 arrays, PIL images, or encoded image sources),
+    with the metadata transformers takes alongside arrays: the source ``fps``, and the
+    source frame ``indices`` of the frames with the source's ``total_frames``."""
+
+    frames: Any = attrs.field(repr=False)
+    fps: float | None = None
+    indices: tuple[int, ...] | None = attrs.field(default=None, converter=lambda v: None if v is None else tuple(v))
+    total_frames: int | None = None
+
+
+@attrs.frozen
+class ItemTimings:
+    """Milliseconds one item spent in each stage; ``cached`` when its features came from
+    the feature cache (or an identical item earlier in the request), so decode and process
+    did not run for it."""
+
+    fetch_ms: float
+    hash_ms: float
+    decode_ms: float
+    process_ms: float
+    cached: bool
+
+
+@attrs.frozen
+class Timings:
+    """Milliseconds per stage for one request. ``fetch``, ``hash``, ``decode`` and
+    ``process`` are sums over the items (work, which may overlap on several threads);
+    ``items`` gives them per item; ``total_ms`` is the request's wall time."""
+
+    fetch_ms: float
+    hash_ms: float
+    decode_ms: float
+    process_ms: float
+    layout_ms: float
+    positions_ms: float
+    total_ms: float
+    items: tuple[ItemTimings, ...] = attrs.field(converter=tuple)
+
+
+def _brief(t: Tensor | None) -> str:
+    if t is None:
+        return "no pixels"
+    return str(t.array.tolist()) if t.array.size <= 8 else f"{t.dtype}{list(t.shape)}"
+
+
+def _geometry(g: Geometry) -> str:
+    if g is None:
+        return "-"
+    fields = attrs.asdict(g) if attrs.has(type(g)) else {}
+    return type(g).__name__ + "(" + ", ".join(f"{k}={v}" for k, v in fields.items()) + ")"
+
+
+@attrs.frozen
+class OutputItem:
+    """One media item of the output, in input order.
+
+    ``size`` is the decoded ``(width, height)``, ``processed_size`` what the family
+    processed (after resizing or tiling), ``geometry`` the family's summary (a ``Grid``
+    or ``Tiles``), ``frames`` how many frames of a video were used (``None`` for images
+    and in token counts). ``feature`` is ``None`` only in a token count
+    (:meth:`~mm_framework.Pipeline.count_tokens`).
+    """
+
+    feature: Tensor | None
+    aux: Mapping[str, Tensor] = attrs.field(converter=dict)
+    hash: int
+    modality: str = "image"
+    geometry: Geometry = None
+    size: tuple[int, int] | None = attrs.field(default=None, converter=_size)
+    processed_size: tuple[int, int] | None = attrs.field(default=None, converter=_size)
+    frames: int | None = None
+
+    def __repr__(self) -> str:
+        aux = "".join(f" {k}={_brief(t)}" for k, t in self.aux.items())
+        sizes = "" if self.size is None else f" {self.size[0]}x{self.size[1]}"
+        if self.processed_size is not None:
+            sizes += f"->{self.processed_size[0]}x{self.processed_size[1]}"
+        if self.frames is not None:
+            sizes += f" {self.frames} frames"
+        return (
+            f"OutputItem({self.modality}{sizes} {_geometry(self.geometry)} {_brief(self.feature)}{aux} "
+            f"hash={self.hash:#018x})"
+        )

@@ -6,10 +6,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .carriers import Capabilities, DecodedImage, DecodeOptions, Geometry, Positions, Rope1D
+from .carriers import Capabilities, DecodedImage, DecodeOptions, Geometry, OutputItem, Positions, Rope1D
 from .media.decode import decode_rgb
 from .hookspecs import hookimpl
-from .request import OutputItem
 
 
 @hookimpl(trylast=True)

@@ -29,7 +29,7 @@ from blake3 import blake3
 
 from . import par
 from .cache import FeatureCache
-from .carriers import Capabilities, DecodedImage, DecodeOptions, ProcessedItem
+from .carriers import Capabilities, DecodedImage, DecodeOptions, ItemTimings, OutputItem, ProcessedItem, Timings
 from .errors import InvalidInputError, LimitExceededError, MmError, UnsupportedError
 from .family import FamilyHooks, bind
 from .layout import apply_layout
@@ -42,7 +42,7 @@ from .media.sources import Resolved
 from .media.video import VideoClip, decode_clip, read_header
 from .media.video_frames import select_frames
 from .prompt import Tokenize, prompt_ids
-from .request import ItemTimings, MmInput, Output, OutputItem, Timings
+from .request import MmInput, Output
 
 
 def _ms(t0: float) -> float:

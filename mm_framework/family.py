@@ -20,11 +20,12 @@ import numpy as np
 import pluggy
 
 from . import defaults, hookspecs, plugins
-from .carriers import Capabilities, DecodedImage, DecodeOptions, Geometry, ItemPlan, Positions, ProcessedItem
+from .carriers import (
+    Capabilities, DecodedImage, DecodeOptions, Geometry, ItemPlan, OutputItem, Positions, ProcessedItem,
+)
 from .checks import check_int
 from .errors import InternalError, MediaError, MmError, SpecError, UnsupportedError
 from .layout import TokenLayout
-from .request import OutputItem
 
 
 def parse_spec(spec: str | bytes | bytearray | Mapping[str, Any]) -> dict[str, Any]:

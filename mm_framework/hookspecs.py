@@ -26,10 +26,11 @@ import pluggy
 if TYPE_CHECKING:
     import numpy as np
 
-    from .carriers import Capabilities, DecodedImage, DecodeOptions, Geometry, ItemPlan, Positions, ProcessedItem
+    from .carriers import (
+        Capabilities, DecodedImage, DecodeOptions, Geometry, ItemPlan, OutputItem, Positions, ProcessedItem,
+    )
     from .layout import TokenLayout
     from .media.video import VideoClip
-    from .request import OutputItem
 
 PROJECT = "mm_framework"
 

@@ -15,8 +15,8 @@ import attrs
 import numpy as np
 from PIL import Image, ImageDraw
 
-from .carriers import Grid, Tiles
-from .request import Output, OutputItem
+from .carriers import Grid, OutputItem, Tiles
+from .request import Output
 
 SHEET_WIDTH = 1024  # wider panels are scaled down to this
 CAPTION_LINE = 16

@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
 from typing import Any, Union
 
 import attrs
 import numpy as np
 from PIL import Image
 
-from .carriers import Geometry, Positions, Tensor, _readonly, _size
+from .carriers import OutputItem, Positions, Timings, VideoFrames, _readonly
 from .errors import InvalidInputError
+from .family import hooks_for
+from .handoff import kwargs_to_torch
 
 # Encoded sources (str forms, bytes, paths) and decoded images (PIL, uint8 arrays).
 ImageSource = Union[bytes, bytearray, memoryview, str, "os.PathLike[str]", Image.Image, np.ndarray]
@@ -52,19 +53,6 @@ def input_ids_array(value: Any, what: str = "input_ids") -> np.ndarray:
     if arr.dtype.kind == "u" and arr.dtype.itemsize == 8 and int(arr.max()) > np.iinfo(np.int64).max:
         raise InvalidInputError(f"{what} contain values beyond int64")
     return np.ascontiguousarray(arr, dtype=np.int64)
-
-
-@attrs.frozen(eq=False)
-class VideoFrames:
-    """A clip the caller already decoded: ``frames`` is one ``[T, H, W, 3]`` uint8 array or
-    a sequence of frames (``[H, W, 3]`` uint8 arrays, PIL images, or encoded image sources),
-    with the metadata transformers takes alongside arrays: the source ``fps``, and the
-    source frame ``indices`` of the frames with the source's ``total_frames``."""
-
-    frames: Any = attrs.field(repr=False)
-    fps: float | None = None
-    indices: tuple[int, ...] | None = attrs.field(default=None, converter=lambda v: None if v is None else tuple(v))
-    total_frames: int | None = None
 
 
 # A video is an encoded clip (any form an image source can take) or decoded frames.
@@ -110,81 +98,6 @@ class MmInput:
         return tuple(("image", s) for s in self.images) + tuple(("video", s) for s in self.videos)
 
 
-@attrs.frozen
-class ItemTimings:
-    """Milliseconds one item spent in each stage; ``cached`` when its features came from
-    the feature cache (or an identical item earlier in the request), so decode and process
-    did not run for it."""
-
-    fetch_ms: float
-    hash_ms: float
-    decode_ms: float
-    process_ms: float
-    cached: bool
-
-
-@attrs.frozen
-class Timings:
-    """Milliseconds per stage for one request. ``fetch``, ``hash``, ``decode`` and
-    ``process`` are sums over the items (work, which may overlap on several threads);
-    ``items`` gives them per item; ``total_ms`` is the request's wall time."""
-
-    fetch_ms: float
-    hash_ms: float
-    decode_ms: float
-    process_ms: float
-    layout_ms: float
-    positions_ms: float
-    total_ms: float
-    items: tuple[ItemTimings, ...] = attrs.field(converter=tuple)
-
-
-def _brief(t: Tensor | None) -> str:
-    if t is None:
-        return "no pixels"
-    return str(t.array.tolist()) if t.array.size <= 8 else f"{t.dtype}{list(t.shape)}"
-
-
-def _geometry(g: Geometry) -> str:
-    if g is None:
-        return "-"
-    fields = attrs.asdict(g) if attrs.has(type(g)) else {}
-    return type(g).__name__ + "(" + ", ".join(f"{k}={v}" for k, v in fields.items()) + ")"
-
-
-@attrs.frozen
-class OutputItem:
-    """One media item of the output, in input order.
-
-    ``size`` is the decoded ``(width, height)``, ``processed_size`` what the family
-    processed (after resizing or tiling), ``geometry`` the family's summary (a ``Grid``
-    or ``Tiles``), ``frames`` how many frames of a video were used (``None`` for images
-    and in token counts). ``feature`` is ``None`` only in a token count
-    (:meth:`~mm_framework.Pipeline.count_tokens`).
-    """
-
-    feature: Tensor | None
-    aux: Mapping[str, Tensor] = attrs.field(converter=dict)
-    hash: int
-    modality: str = "image"
-    geometry: Geometry = None
-    size: tuple[int, int] | None = attrs.field(default=None, converter=_size)
-    processed_size: tuple[int, int] | None = attrs.field(default=None, converter=_size)
-    frames: int | None = None
-
-    def __repr__(self) -> str:
-        aux = "".join(f" {k}={_brief(t)}" for k, t in self.aux.items())
-        sizes = "" if self.size is None else f" {self.size[0]}x{self.size[1]}"
-        if self.processed_size is not None:
-            sizes += f"->{self.processed_size[0]}x{self.processed_size[1]}"
-        if self.frames is not None:
-            sizes += f" {self.frames} frames"
-        return (
-            f"OutputItem({self.modality}{sizes} {_geometry(self.geometry)} {_brief(self.feature)}{aux} "
-            f"hash={self.hash:#018x})"
-        )
-
-
 @attrs.frozen(eq=False, repr=False)
 class Output:
     """The accepted result of one request: a plain value that pickles and compares."""
@@ -206,9 +119,6 @@ class Output:
             raise InvalidInputError("this output was not produced by a pipeline")
         if any(it.feature is None for it in self.items):
             raise InvalidInputError("a token count has no pixels: use Pipeline.process for model inputs")
-        from .family import hooks_for
-        from .handoff import kwargs_to_torch
-
         kwargs = hooks_for(self.spec).model_kwargs(self.items)
         return kwargs_to_torch(kwargs, self.items) if as_torch else kwargs
 

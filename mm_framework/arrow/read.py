@@ -14,10 +14,9 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from ..carriers import Tensor
+from ..carriers import OutputItem, Tensor
 from ..errors import InvalidInputError
 from ..family import hooks_for
-from ..request import OutputItem
 from .process import feature_f32
 from .schema import ARROW_DTYPES, family_shape, metadata, spec_of
 

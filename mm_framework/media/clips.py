@@ -19,10 +19,9 @@ import numpy as np
 from blake3 import blake3
 from PIL import Image
 
-from ..carriers import DecodeOptions
+from ..carriers import DecodeOptions, VideoFrames
 from ..errors import LimitExceededError
 from ..limits import Limits
-from ..request import VideoFrames
 from .decode import decode_rgb, pil_to_rgb
 from .policy import ByteBudget
 from .video import VideoClip

@@ -58,9 +58,9 @@ from typing import Any, TypeVar, Union
 import numpy as np
 from PIL import Image
 
+from ..carriers import VideoFrames
 from ..errors import InvalidInputError, LimitExceededError, MediaError, MmError
 from ..limits import Limits
-from ..request import VideoFrames
 from .clips import DecodedClip, take_clip
 from .decoded import DecodedSource, take_decoded
 from .files import read_file
