@@ -20,51 +20,26 @@ from typing import Any
 import attrs
 import numpy as np
 
-from . import FeatureCache, __version__, kernels, list_families, picture, pipeline_from_spec, plugins, spec_from_model_dir
+from . import FeatureCache, __version__, kernels, list_families, picture, pipeline_from_spec, plugins
 from .batch.command import add_parser as add_batch_parser
 from .carriers import MRope
-from .errors import InvalidInputError, MmError, SpecError
+from .errors import InvalidInputError, MmError
 from .media import content_hash, resolve_sources
 from .media.decoded import DecodedSource
 from .pipeline import Pipeline
 from .request import MmInput, Output
+from .request import input_ids_from_arg as _ids
+from .specs import spec_from_arg as _spec
 
 DEFAULT_PRESET = "qwen2_vl"
 SAMPLE = "sample.jpg"
 LARGE_OUTPUT = 1 << 30  # writing more than this needs --force
 
 
-def _spec(text: str) -> dict[str, Any]:
-    """A preset name, a model directory, a path to a JSON file, or inline JSON."""
-    found = plugins.presets()
-    if text in found:
-        return found[text]
-    if os.path.isdir(text):
-        return spec_from_model_dir(text)
-    if os.path.isfile(text):
-        text = Path(text).read_text(encoding="utf-8")
-    elif not text.lstrip().startswith("{"):
-        raise SpecError(
-            f"--spec {text!r} is neither a preset ({', '.join(sorted(found)) or 'none installed'}), "
-            f"a model directory, a file nor JSON{plugins.hidden_note()}"
-        )
-    try:
-        return json.loads(text)
-    except ValueError as e:
-        raise SpecError(f"--spec: invalid JSON: {e}") from None
-
-
 def _source(arg: str) -> str | Path:
     if arg.startswith(("http://", "https://", "data:", "file://")):
         return arg
     return Path(arg)
-
-
-def _ids(text: str) -> list[int]:
-    try:
-        return [int(t) for t in text.replace(",", " ").split()]
-    except ValueError:
-        raise InvalidInputError(f"--input-ids must be integers separated by commas or spaces, got {text!r}") from None
 
 
 def _request(pipe: Pipeline, args: argparse.Namespace) -> tuple[MmInput, list[str]]:

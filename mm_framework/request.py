@@ -55,6 +55,14 @@ def input_ids_array(value: Any, what: str = "input_ids") -> np.ndarray:
     return np.ascontiguousarray(arr, dtype=np.int64)
 
 
+def input_ids_from_arg(text: str) -> list[int]:
+    """Prompt ids as a command's ``--input-ids`` writes them: integers separated by commas or spaces."""
+    try:
+        return [int(t) for t in text.replace(",", " ").split()]
+    except ValueError:
+        raise InvalidInputError(f"--input-ids must be integers separated by commas or spaces, got {text!r}") from None
+
+
 # A video is an encoded clip (any form an image source can take) or decoded frames.
 VideoSource = Union[bytes, bytearray, memoryview, str, "os.PathLike[str]", VideoFrames, np.ndarray]
 

@@ -231,3 +231,31 @@ def test_video_preprocessor_config_reaches_the_resolver(tmp_path):
         plugins.unregister("vidtoy-resolver")
     with pytest.raises(mmf.SpecError, match="no installed family handles model_type 'llama'"):
         mmf.spec_from_hf_configs({"model_type": "llama"}, {}, {"fps": 2})
+
+
+def test_spec_from_arg_reads_every_form_a_command_takes(toy, tmp_path):
+    """The one reader of ``--spec`` (every command, batch included): a preset name, a model
+    directory, a JSON file or inline JSON; anything else is a SpecError listing the presets."""
+
+    class Resolver:
+        @mmf.hookimpl
+        def mm_spec_from_hf_configs(self, config, preprocessor_config):
+            if config["model_type"] != "dirtoy":
+                return None
+            return {"family": "toy", "image_token_id": preprocessor_config["id"]}
+
+    assert mmf.spec_from_arg("toy_default") == mmf.preset("toy_default")
+    plugins.register(Resolver(), name="dirtoy-resolver")
+    try:
+        (tmp_path / "config.json").write_text('{"model_type": "dirtoy"}')
+        (tmp_path / "preprocessor_config.json").write_text('{"id": 5}')
+        assert mmf.spec_from_arg(str(tmp_path)) == {"family": "toy", "image_token_id": 5}
+    finally:
+        plugins.unregister("dirtoy-resolver")
+    (tmp_path / "spec.json").write_text('{"family": "toy", "block": 2}')
+    assert mmf.spec_from_arg(str(tmp_path / "spec.json")) == {"family": "toy", "block": 2}
+    assert mmf.spec_from_arg(' {"family": "toy"}') == {"family": "toy"}
+    with pytest.raises(mmf.SpecError, match=r"--spec 'nope' is neither a preset \(.*toy_default.*\), a model dir"):
+        mmf.spec_from_arg("nope")
+    with pytest.raises(mmf.SpecError, match="--spec: invalid JSON"):
+        mmf.spec_from_arg("{nope")

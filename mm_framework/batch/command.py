@@ -7,8 +7,11 @@ pyarrow and tqdm are imported only when the command runs.
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
+
+from ..errors import InvalidInputError, UnsupportedError
+from ..request import input_ids_from_arg
+from ..specs import spec_from_arg
 
 PIXEL_MODES = ("f32", "u8", "none")
 DEFAULT_SHARD_SIZE = 256
@@ -44,22 +47,17 @@ def run(args: argparse.Namespace) -> int:
         import pyarrow  # noqa: F401
         import tqdm  # noqa: F401
     except ImportError as e:
-        print(f"error: mm-framework batch needs {e.name}: pip install 'mm-framework[batch]'", file=sys.stderr)
-        return 2
-    from ..cli import _ids, _spec
+        raise UnsupportedError(f"mm-framework batch needs {e.name}: pip install 'mm-framework[batch]'") from None
     from .runner import execute
 
     if args.cache_mb < 0:
-        print(f"error: --cache-mb must be at least 0, got {args.cache_mb}", file=sys.stderr)
-        return 2
+        raise InvalidInputError(f"--cache-mb must be at least 0, got {args.cache_mb}")
     for name in ("workers", "shard_size"):
         value = getattr(args, name)
         if value is not None and value < 1:
-            print(f"error: --{name.replace('_', '-')} must be at least 1, got {value}", file=sys.stderr)
-            return 2
-    ids = None if args.input_ids is None else _ids(args.input_ids)
-    summary = execute(
-        args.manifest, _spec(args.spec), args.out, args.pixels, args.workers, args.shard_size, ids, args.cache_mb
-    )
+            raise InvalidInputError(f"--{name.replace('_', '-')} must be at least 1, got {value}")
+    ids = None if args.input_ids is None else input_ids_from_arg(args.input_ids)
+    spec = spec_from_arg(args.spec)
+    summary = execute(args.manifest, spec, args.out, args.pixels, args.workers, args.shard_size, ids, args.cache_mb)
     print(summary)
     return 0

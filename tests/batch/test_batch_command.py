@@ -168,3 +168,21 @@ def test_a_feature_cache_changes_no_row(images, reference, tmp_path):
             "--cache-mb", "64"]
     assert main(args) == 0
     assert pq.read_table(out).equals(pq.read_table(reference))
+
+
+def test_argument_refusals_are_typed_errors_as_in_every_command(images, tmp_path, capsys, monkeypatch):
+    """The subcommand raises and only ``cli.main`` prints, so batch says ``<Class>: <reason>``
+    like the other commands (docs/batch.md, "Exit status")."""
+    run = ["batch", str(images), "--spec", "qwen2_vl", "--out", str(tmp_path)]
+    for option, value, least in (("--cache-mb", "-1", 0), ("--workers", "0", 1), ("--shard-size", "0", 1)):
+        assert main([*run, option, value]) == 2
+        assert f"InvalidInputError: {option} must be at least {least}, got {value}" in capsys.readouterr().err
+    assert main([*run, "--input-ids", "1,a"]) == 2
+    assert "InvalidInputError: --input-ids must be integers" in capsys.readouterr().err
+    assert main([*run[:3], "no-such-preset", *run[4:]]) == 2
+    assert "SpecError: --spec 'no-such-preset' is neither a preset" in capsys.readouterr().err
+    monkeypatch.setitem(sys.modules, "pyarrow", None)
+    assert main(run) == 2
+    err = capsys.readouterr().err
+    assert "UnsupportedError: mm-framework batch needs pyarrow: pip install 'mm-framework[batch]'" in err
+    assert not any(tmp_path.iterdir())
