@@ -26,6 +26,7 @@ from .carriers import MRope
 from .errors import InvalidInputError, MmError
 from .media import content_hash, resolve_sources
 from .media.decoded import DecodedSource
+from .media.policy import URL_PREFIXES
 from .pipeline import Pipeline
 from .request import MmInput, Output
 from .request import input_ids_from_arg as _ids
@@ -37,7 +38,7 @@ LARGE_OUTPUT = 1 << 30  # writing more than this needs --force
 
 
 def _source(arg: str) -> str | Path:
-    if arg.startswith(("http://", "https://", "data:", "file://")):
+    if arg.startswith(URL_PREFIXES):
         return arg
     return Path(arg)
 

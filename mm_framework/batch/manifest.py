@@ -20,11 +20,11 @@ from blake3 import blake3
 
 from ..checks import is_int
 from ..errors import InvalidInputError, SpecError
+from ..media.policy import URL_PREFIXES
 
 # Extensions a directory or glob contributes (case-insensitive); decoding decides the rest.
 IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".webp", ".gif", ".bmp", ".mpo")
 _KEYS = ("id", "image", "images", "input_ids", "text")
-_URL_PREFIXES = ("http://", "https://", "data:", "file://")
 
 
 @attrs.frozen
@@ -40,7 +40,7 @@ class Entry:
 
 def _source(value: str, base: str) -> str:
     """URLs and data URIs as given; anything else is a path relative to the manifest."""
-    return value if value.startswith(_URL_PREFIXES) else os.path.abspath(os.path.join(base, value))
+    return value if value.startswith(URL_PREFIXES) else os.path.abspath(os.path.join(base, value))
 
 
 def _entry(line_no: int, line: str, base: str) -> Entry:

@@ -23,7 +23,12 @@ from ..checks import check_int
 from ..errors import FetchError, LimitExceededError, SpecError
 from .proxy import parse_port, redact
 
-FORMS = ("http", "https", "file", "path", "data", "base64")
+# The one source-prefix table: the prefixed forms in the reference's precedence (case-sensitive;
+# the table in :mod:`.sources` says how each is read). A string without any is ``base64``.
+PREFIXES = (("http://", "http"), ("https://", "https"), ("file://", "file"), ("/", "path"), ("data:", "data"))
+FORMS = (*(form for _, form in PREFIXES), "base64")
+# What a command line or a manifest passes on as written; any other string there is a path.
+URL_PREFIXES = tuple(prefix for prefix, form in PREFIXES if form != "path")
 HTTP_FORMS = frozenset({"http", "https"})
 CHUNK_BYTES = 256 * 1024  # largest piece inflated or read in one step
 
@@ -128,17 +133,7 @@ DEFAULT_POLICY = FetchPolicy()
 
 def source_form(source: str) -> str:
     """Which of :data:`FORMS` a string source is, by the reference's precedence."""
-    if source.startswith("http://"):
-        return "http"
-    if source.startswith("https://"):
-        return "https"
-    if source.startswith("file://"):
-        return "file"
-    if source.startswith("/"):
-        return "path"
-    if source.startswith("data:"):
-        return "data"
-    return "base64"
+    return next((form for prefix, form in PREFIXES if source.startswith(prefix)), "base64")
 
 
 def shown_source(source: str) -> str:
