@@ -37,7 +37,6 @@ from .pipeline import Pipeline, pipeline_from_spec
 from .media.video import ClipHeader, VideoClip, decode_clip
 from .media.video_frames import clip_from_frames, select_frames
 from .request import MmInput, Output
-from .positions import mrope_image_only
 from .spec_fields import SpecFields
 from .specs import preset, spec_from_arg, spec_from_hf_configs, spec_from_model_dir
 
@@ -62,6 +61,6 @@ __all__ = [
     "LayoutError", "LimitExceededError", "Limits", "MRope", "Media", "MediaError", "MmError", "MmInput", "Output",
     "OutputItem", "Pipeline", "ProcessedItem", "Repeat", "Rope1D", "SpecError", "SpecFields", "Tensor", "Text",
     "Tiles", "Timings", "TokenLayout", "UnsupportedError", "apply_layout", "clip_from_frames", "content_hash",
-    "decode_clip", "decode_rgb", "hookimpl", "layout_by_placeholder", "list_families", "list_presets", "mrope_image_only", "pipeline_from_spec", "preset",
+    "decode_clip", "decode_rgb", "hookimpl", "layout_by_placeholder", "list_families", "list_presets", "pipeline_from_spec", "preset",
     "select_frames", "spec_from_arg", "spec_from_hf_configs", "spec_from_model_dir", "take_source", "to_torch",
 ]

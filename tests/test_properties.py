@@ -14,8 +14,6 @@ import mm_framework as mmf
 from mm_framework import Explicit, LayoutError, Media, Repeat, Text, TokenLayout, apply_layout, layout_by_placeholder
 from mm_framework.kernels import scaled_dims, smart_resize
 
-from test_positions import direct
-
 PAD = 1
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
@@ -100,29 +98,6 @@ def test_layout_by_placeholder(ids, counts):
     assert len(out.input_ids) == len(ids) - len(counts) + sum(counts)
     assert [e - s + 1 for s, e in out.offsets] == counts
     assert out.input_ids[np.asarray(out.input_ids) != PAD].tolist() == [i for i in ids if i != PAD]
-
-
-@st.composite
-def mrope_cases(draw):
-    m = draw(st.sampled_from([1, 2]))
-    L, items = 0, []
-    for _ in range(draw(st.integers(0, 4))):
-        L += draw(st.integers(0, 4))
-        g = mmf.Grid(1, m * draw(st.integers(1, 4)), m * draw(st.integers(1, 4)))
-        n = (g.h // m) * (g.w // m)
-        items.append((L, L + n - 1, g))
-        L += n
-    L += draw(st.integers(0, 4))
-    return L, items, m
-
-
-@SETTINGS
-@given(mrope_cases())
-def test_mrope_matches_direct_reference(case):
-    L, items, m = case
-    out = mmf.mrope_image_only(L, items, m)
-    ref, delta = direct(L, items, m)
-    assert np.array_equal(out.positions, ref) and out.delta == delta
 
 
 @SETTINGS

@@ -74,9 +74,8 @@ class ToyFamily:
     def mm_positions(self, input_len, offsets, geometries):
         if not self.mrope:
             return None  # fall through to the default Rope1D
-        return mmf.mrope_image_only(
-            input_len, [(s, e, mmf.Grid(g.t, g.h, g.w)) for (s, e), g in zip(offsets, geometries)], 1
-        )
+        # Sequential ids on all three rows: the core only carries an MRope, the math is a family's.
+        return mmf.MRope(np.tile(np.arange(input_len, dtype=np.int64), (3, 1)), 0)
 
     @mmf.hookimpl
     def mm_num_media_tokens(self, width: int, height: int) -> int:

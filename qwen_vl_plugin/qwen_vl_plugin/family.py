@@ -27,6 +27,7 @@ from mm_framework.kernels import (
 )
 
 from . import mixed_request
+from .mrope import mrope_image_only
 from .spec import BACKENDS, parse_spec
 from .video_item import QwenVideo
 
@@ -143,7 +144,7 @@ class QwenVlFamily:
         if "video" in modalities:
             return mixed_request.positions(input_len, offsets, grids, modalities, self._video())
         items = sorted(((s, e, g) for (s, e), g in zip(offsets, grids)), key=lambda it: it[0])
-        return mmf.mrope_image_only(input_len, items, self.spec.merge_size)
+        return mrope_image_only(input_len, items, self.spec.merge_size)
 
     @mmf.hookimpl
     def mm_num_media_tokens(self, width: int, height: int, frames: int | None, fps: float | None) -> int:

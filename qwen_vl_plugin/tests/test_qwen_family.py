@@ -139,7 +139,7 @@ def test_layout_and_positions_for_two_images():
 
 
 def test_positions_pin_from_the_reference():
-    # docs/architecture.md, "Positions": L = 11, image at 3..8, grid [1, 4, 6], merge 2.
+    # docs/families/qwen_vl.md, "Prompt and positions": L = 11, image at 3..8, grid [1, 4, 6], merge 2.
     pos = family().mm_positions(input_len=11, offsets=[(3, 8)], geometries=[mmf.Grid(1, 4, 6)], modalities=["image"])
     assert pos.positions.tolist() == [
         [0, 1, 2, 3, 3, 3, 3, 3, 3, 6, 7],

@@ -1,11 +1,15 @@
-"""Image-only M-RoPE against the reference example and a direct per-token reference."""
+"""Image-only M-RoPE (``mrope_image_only``) against the reference example and a direct
+per-token reference, on fixed cases and hypothesis-drawn ones."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
-from mm_framework import Grid, LayoutError, mrope_image_only
+from mm_framework import Grid, LayoutError
+from qwen_vl_plugin.mrope import IMAGE, mrope_image_only, rope_index
 
 
 def test_reference_example():
@@ -64,3 +68,40 @@ def test_empty_input_has_zero_delta():
 def test_rejects_bad_items(items, msg):
     with pytest.raises(LayoutError, match=msg):
         mrope_image_only(11, items, 2)
+
+
+@st.composite
+def mrope_cases(draw):
+    m = draw(st.sampled_from([1, 2]))
+    L, items = 0, []
+    for _ in range(draw(st.integers(0, 4))):
+        L += draw(st.integers(0, 4))
+        g = Grid(1, m * draw(st.integers(1, 4)), m * draw(st.integers(1, 4)))
+        n = (g.h // m) * (g.w // m)
+        items.append((L, L + n - 1, g))
+        L += n
+    L += draw(st.integers(0, 4))
+    return L, items, m
+
+
+@settings(max_examples=150, deadline=None)
+@given(mrope_cases())
+def test_mrope_matches_direct_reference(case):
+    L, items, m = case
+    out = mrope_image_only(L, items, m)
+    ref, delta = direct(L, items, m)
+    assert np.array_equal(out.positions, ref) and out.delta == delta
+
+
+@settings(max_examples=150, deadline=None)
+@given(mrope_cases())
+def test_image_only_path_equals_the_general_one(case):
+    """The fast path gives what ``rope_index`` (any mix of images and videos) gives for images."""
+    L, items, m = case
+    assume(L > 0 and all(s > prev_end + 1 for (s, _, _), (_, prev_end, _) in zip(items[1:], items)))
+    types = np.zeros(L, dtype=np.int64)
+    for s, e, _ in items:
+        types[s : e + 1] = IMAGE
+    positions, delta = rope_index(types, [(g.t, g.h, g.w) for _, _, g in items], merge=m)
+    out = mrope_image_only(L, items, m)
+    assert np.array_equal(out.positions, positions) and out.delta == delta
