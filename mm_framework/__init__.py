@@ -25,6 +25,7 @@ from .errors import (
     LimitExceededError,
     MediaError,
     MmError,
+    SettingError,
     SpecError,
     UnsupportedError,
 )
@@ -62,5 +63,5 @@ __all__ = [
     "OutputItem", "Pipeline", "ProcessedItem", "Repeat", "Rope1D", "SpecError", "SpecFields", "Tensor", "Text",
     "Tiles", "Timings", "TokenLayout", "UnsupportedError", "apply_layout", "clip_from_frames", "content_hash",
     "decode_clip", "decode_rgb", "hookimpl", "layout_by_placeholder", "list_families", "list_presets", "pipeline_from_spec", "preset",
-    "select_frames", "spec_from_arg", "spec_from_hf_configs", "spec_from_model_dir", "take_source", "to_torch",
+    "select_frames", "spec_from_arg", "spec_from_hf_configs", "spec_from_model_dir", "take_source", "to_torch", "SettingError",
 ]

@@ -31,6 +31,7 @@ from .pipeline import Pipeline
 from .request import MmInput, Output
 from .request import input_ids_from_arg as _ids
 from .specs import spec_from_arg as _spec
+from .settings import check_environment
 
 DEFAULT_PRESET = "qwen2_vl"
 SAMPLE = "sample.jpg"
@@ -190,7 +191,9 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 
 
 def _kernels() -> str:
-    """Which pixel kernels run (MM_FRAMEWORK_KERNELS) and, for the native ones, the SIMD level."""
+    """Which pixel kernels run (MM_FRAMEWORK_KERNELS) and, for the native ones, the SIMD level.
+    A bad environment setting raises: it is an error of the deployment, not "unavailable"."""
+    check_environment()
     try:
         mode = kernels.kernel_mode()
     except MmError as e:
@@ -228,9 +231,26 @@ def cmd_tokens(args: argparse.Namespace) -> int:
     return 0
 
 
+class _Version(argparse.Action):
+    """``--version`` with the kernels in use, found when asked for (a bad environment
+    setting exits 2 like any error, and fails no other command's parsing)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
+                         help="show the version and the kernels in use, and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any) -> None:
+        try:
+            print(f"mm-framework {__version__}; {_kernels()}")
+        except MmError as e:
+            print(f"error: {type(e).__name__}: {e}", file=sys.stderr)
+            parser.exit(2)
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="mm-framework", description=__doc__)
-    parser.add_argument("--version", action="version", version=f"mm-framework {__version__}; {_kernels()}")
+    parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     spec_help = f"preset, model directory, JSON file or inline JSON (default {DEFAULT_PRESET})"
     for name, helptext, func in (

@@ -38,6 +38,18 @@ class SpecError(InvalidInputError):
     """A pipeline spec (or HF config) is malformed, incomplete or not supported."""
 
 
+class SettingError(SpecError):
+    """An environment variable the package reads holds a value it does not accept. It is a
+    setting of the process, so it never names the item that happened to read it."""
+
+    @classmethod
+    def bad_value(cls, name: str, value: str, forms: str) -> SettingError:
+        return cls(f"{name} must be {forms}; got {value!r}")
+
+    def at_item(self, item: int) -> MmError:
+        return self
+
+
 class MediaError(InvalidInputError):
     """A media item cannot be decoded or processed (corrupt, wrong depth, bad aspect)."""
 

@@ -7,8 +7,9 @@ with one thread or with many.
 
 ``MM_FRAMEWORK_THREADS``: unset or ``0`` -> ``min(8, cores)``; ``N`` -> N threads;
 ``inline`` -> no pool at all, everything runs on the caller (no threads are started);
-anything else is a ``SpecError`` naming the variable. Read once, when the pool is first
-needed; :func:`set_threads` changes it at run time.
+anything else is a ``SettingError`` (a ``SpecError``) naming the variable. Read once, when
+the pool is first needed (and checked by :func:`mm_framework.settings.check_environment`);
+:func:`set_threads` changes it at run time.
 """
 
 from __future__ import annotations
@@ -19,28 +20,29 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
-from .errors import SpecError
+from .errors import SettingError
 
 T = TypeVar("T")
 R = TypeVar("R")
 
 THREAD_PREFIX = "mm-framework"
+ENV = "MM_FRAMEWORK_THREADS"
+FORMS = "'inline', a number of threads, or 0 or unset for min(8, cores)"
 _lock = threading.Lock()
 _pool: ThreadPoolExecutor | None = None
 _mode: int | str | None = None  # None: not read from the environment yet
 _worker = threading.local()
 
 
-def _from_env() -> int | str:
-    raw = os.environ.get("MM_FRAMEWORK_THREADS", "").strip().lower()
-    if raw == "inline":
+def threads_from_env() -> int | str:
+    """``MM_FRAMEWORK_THREADS`` as a mode: ``"inline"`` or the pool size."""
+    raw = os.environ.get(ENV, "")
+    value = raw.strip().lower()
+    if value == "inline":
         return "inline"
-    if not (raw == "" or raw.isascii() and raw.isdigit()):
-        raise SpecError(
-            f"MM_FRAMEWORK_THREADS must be 'inline', a number of threads, or 0 or unset for min(8, cores); "
-            f"got {os.environ['MM_FRAMEWORK_THREADS']!r}"
-        )
-    n = int(raw) if raw else 0
+    if not (value == "" or value.isascii() and value.isdigit()):
+        raise SettingError.bad_value(ENV, raw, FORMS)
+    n = int(value) if value else 0
     return n if n > 0 else min(8, os.cpu_count() or 8)
 
 
@@ -61,7 +63,7 @@ def threads() -> int | str:
     global _mode
     with _lock:
         if _mode is None:
-            _mode = _from_env()
+            _mode = threads_from_env()
         return _mode
 
 
@@ -73,7 +75,7 @@ def _get_pool() -> ThreadPoolExecutor | None:
     global _pool, _mode
     with _lock:
         if _mode is None:
-            _mode = _from_env()
+            _mode = threads_from_env()
         if _mode == "inline":
             return None
         if _pool is None:

@@ -29,6 +29,7 @@ from .media.policy import FetchPolicy
 from .media.sources import Resolved, resolve_sources, resolve_sources_async
 from .prompt import Tokenize
 from .request import MmInput, Output
+from .settings import check_environment
 
 # Requests process_many runs at once (bounds its memory and its threads).
 MAX_IN_FLIGHT = 4
@@ -51,6 +52,7 @@ class Pipeline:
         fetch_policy: FetchPolicy | None = None,
         cache: FeatureCache | None = None,
     ) -> None:
+        check_environment()
         if cache is not None and not isinstance(cache, FeatureCache):
             raise SpecError(f"cache must be a FeatureCache or None, got {type(cache).__name__}")
         limits = limits if limits is not None else Limits()

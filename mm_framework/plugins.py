@@ -29,6 +29,8 @@ from .errors import SpecError
 
 ENTRY_POINT_GROUP = hookspecs.PROJECT
 LOAD_VAR, DISABLE_VAR = "MM_FRAMEWORK_LOAD_PLUGINS", "MM_FRAMEWORK_DISABLE_PLUGINS"
+LOAD_FORMS = "comma-separated entry-point or distribution names to load, none else (set but empty: none)"
+DISABLE_FORMS = "comma-separated entry-point or distribution names not to load"
 
 _lock = threading.RLock()
 _pm: pluggy.PluginManager | None = None
@@ -36,7 +38,8 @@ _hidden: list[tuple[str, str, str]] = []  # (entry point, distribution, the swit
 _unmatched: list[tuple[str, str, str]] = []  # (switch, a name in it that nothing installed has, names it could take)
 
 
-def _names(var: str) -> set[str] | None:
+def switch_names(var: str) -> set[str] | None:
+    """The names a switch lists (any value is accepted), or None when it is unset."""
     raw = os.environ.get(var)
     if raw is None:
         return None
@@ -44,7 +47,7 @@ def _names(var: str) -> set[str] | None:
 
 
 def _block_by_switches(pm: pluggy.PluginManager) -> None:
-    allow, block = _names(LOAD_VAR), _names(DISABLE_VAR) or set()
+    allow, block = switch_names(LOAD_VAR), switch_names(DISABLE_VAR) or set()
     known: set[str] = set()
     example = "none installed"
     for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):

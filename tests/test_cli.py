@@ -138,12 +138,20 @@ def test_plugins_and_version_say_which_kernels_run(capsys, monkeypatch):
         with pytest.raises(SystemExit):
             main(["--version"])
         assert capsys.readouterr().out.strip() == f"mm-framework 0.1.0; {want}"
-    monkeypatch.setenv("MM_FRAMEWORK_KERNELS", "turbo")
-    native.set_mode(None)
-    assert main(["plugins"]) == 0
-    assert capsys.readouterr().out.splitlines()[0].startswith("kernels: unavailable (MM_FRAMEWORK_KERNELS='turbo'")
     monkeypatch.undo()
     native.set_mode(None)
+
+
+@pytest.mark.parametrize("name, value, forms", [
+    ("MM_FRAMEWORK_KERNELS", "turbo", "'native', 'portable', or unset for native when built, else portable"),
+    ("MM_FRAMEWORK_THREADS", "abc", "'inline', a number of threads, or 0 or unset for min(8, cores)"),
+    ("REQUEST_TIMEOUT", "1.5", "a positive whole number of seconds (default 3)"),
+])
+def test_version_and_plugins_refuse_a_bad_environment_variable(name, value, forms):
+    for args in (["--version"], ["plugins"]):
+        proc = _run(*args, env={name: value})
+        assert proc.returncode == 2 and proc.stdout == ""
+        assert proc.stderr == f"error: SettingError: {name} must be {forms}; got {value!r}\n"
 
 
 def _run(*args, env=None):

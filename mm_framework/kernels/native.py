@@ -7,9 +7,11 @@ when a C compiler is present). ``MM_FRAMEWORK_KERNELS`` picks the kernels:
 - ``native``: the extension; when it is not built, :func:`active` raises
   :class:`~mm_framework.errors.UnsupportedError` naming the cause;
 - ``portable``: the numpy/Pillow kernels, which are also the oracle the native ones are
-  tested against (docs/kernels.md).
+  tested against (docs/kernels.md);
+- anything else: a :class:`~mm_framework.errors.SettingError` naming the variable.
 
-Read once, when first needed; :func:`set_mode` changes it at run time.
+Read once, when first needed; :func:`set_mode` changes it at run time. The C extension
+reads ``MM_FRAMEWORK_SIMD`` itself when it loads; :func:`simd_from_env` is its check.
 
 The calls below drive the C entry points over bands of output rows on the ``par`` seam
 (the extension starts no threads). Every band writes only its own rows, so any thread
@@ -28,7 +30,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .. import par
-from ..errors import InternalError, UnsupportedError
+from ..errors import InternalError, SettingError, UnsupportedError
 
 try:
     from . import _native
@@ -43,6 +45,9 @@ else:
 
 ENV = "MM_FRAMEWORK_KERNELS"
 MODES = ("native", "portable")
+FORMS = "'native', 'portable', or unset for native when built, else portable"
+SIMD_ENV = "MM_FRAMEWORK_SIMD"
+SIMD_FORMS = "'baseline' (the portable C weighted sums even on an AVX2 CPU), or unset for AVX2 where present"
 _lock = threading.Lock()
 _mode: str | None = None
 
@@ -57,11 +62,29 @@ def missing_cause() -> str:
     return _missing
 
 
+def mode_from_env() -> str:
+    """``MM_FRAMEWORK_KERNELS`` as asked: ``"native"``, ``"portable"`` or ``""`` (unset)."""
+    raw = os.environ.get(ENV, "")
+    requested = raw.strip().lower()
+    if requested not in ("", *MODES):
+        raise SettingError.bad_value(ENV, raw, FORMS)
+    return requested
+
+
+def simd_from_env() -> str:
+    """``MM_FRAMEWORK_SIMD`` as the C extension reads it: exactly ``baseline``, or unset or empty.
+    The C ignores any other value, so a typo would silently keep AVX2; it is refused here."""
+    raw = os.environ.get(SIMD_ENV, "")
+    if raw not in ("", "baseline"):
+        raise SettingError.bad_value(SIMD_ENV, raw, SIMD_FORMS)
+    return raw
+
+
 def _resolve(requested: str) -> str:
     if requested == "":
         return "native" if built() else "portable"
     if requested not in MODES:
-        raise UnsupportedError(f"{ENV}={requested!r} is not one of: {', '.join(MODES)} (or unset)")
+        raise UnsupportedError(f"kernel mode {requested!r} is not one of: {', '.join(MODES)} (or None)")
     if requested == "native" and not built():
         raise UnsupportedError(f"{ENV}=native, but the native kernels are not built ({_missing})")
     return requested
@@ -80,7 +103,7 @@ def active() -> str:
     global _mode
     with _lock:
         if _mode is None:
-            _mode = _resolve(os.environ.get(ENV, "").strip().lower())
+            _mode = _resolve(mode_from_env())
         return _mode
 
 

@@ -30,7 +30,7 @@ from typing import Any, TypeVar
 import httpcore
 import httpx
 
-from ..errors import FetchError, SpecError
+from ..errors import FetchError, SettingError
 from .body import Body
 from .guard import AddressGuard, Refused
 from .policy import HTTP_FORMS, ByteBudget, FetchPolicy, shown_source
@@ -39,6 +39,8 @@ from .proxy import proxy_for
 T = TypeVar("T")
 
 DEFAULT_TIMEOUT_S = 3
+TIMEOUT_ENV = "REQUEST_TIMEOUT"
+TIMEOUT_FORMS = f"a positive whole number of seconds (default {DEFAULT_TIMEOUT_S})"
 _REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _HEADERS = {"Accept-Encoding": "gzip, deflate", "User-Agent": "mm-framework"}
@@ -46,15 +48,14 @@ _HEADERS = {"Accept-Encoding": "gzip, deflate", "User-Agent": "mm-framework"}
 
 def request_timeout() -> int:
     """``REQUEST_TIMEOUT`` as whole seconds; unset or empty means 3. Anything but a
-    positive whole number is a ``SpecError`` naming the variable (read per fetch)."""
-    raw = os.environ.get("REQUEST_TIMEOUT", "").strip()
-    if not raw:
+    positive whole number is a ``SettingError`` naming the variable (read per fetch)."""
+    raw = os.environ.get(TIMEOUT_ENV, "")
+    value = raw.strip()
+    if not value:
         return DEFAULT_TIMEOUT_S
-    if not (raw.isascii() and raw.isdigit() and int(raw) > 0):
-        raise SpecError(
-            f"REQUEST_TIMEOUT must be a positive whole number of seconds (default 3), got {os.environ['REQUEST_TIMEOUT']!r}"
-        )
-    return int(raw)
+    if not (value.isascii() and value.isdigit() and int(value) > 0):
+        raise SettingError.bad_value(TIMEOUT_ENV, raw, TIMEOUT_FORMS)
+    return int(value)
 
 
 # --------------------------------------------------------------------------- connections
@@ -101,8 +102,6 @@ def _pool(proxy: str | None, backend: httpcore.AsyncNetworkBackend | None) -> An
     )
     if proxy is None:
         return httpcore.AsyncConnectionPool(**common)
-    if not proxy.lower().startswith(("http://", "https://")):
-        raise FetchError(f"media fetch: proxy {shown_source(proxy)}: only http and https proxies are supported")
     spec = httpx.Proxy(proxy)
     url = httpcore.URL(scheme=spec.url.raw_scheme, host=spec.url.raw_host, port=spec.url.port, target=b"/")
     return httpcore.AsyncHTTPProxy(proxy_url=url, proxy_auth=spec.raw_auth, proxy_headers=spec.headers.raw, **common)

@@ -4,7 +4,8 @@ The rules are the reference's (docs/architecture.md, "Fetch"), kept as pure func
 strings so every vector is testable without traffic:
 
 * the proxy is the first parseable value of ``ALL_PROXY, all_proxy, HTTPS_PROXY,
-  https_proxy, HTTP_PROXY, http_proxy``, used for every scheme;
+  https_proxy, HTTP_PROXY, http_proxy``, used for every scheme (a SOCKS one is a
+  ``SettingError``: only http and https proxies are supported);
 * the bypass list is ``no_proxy`` if that variable exists (even empty), else ``NO_PROXY``;
 * a URL bypasses the proxy when :func:`no_proxy_matches` says so for its host and
   *explicit* port.
@@ -19,12 +20,19 @@ import os
 from collections.abc import Mapping
 from urllib.parse import urlsplit
 
+from ..errors import SettingError
+
 PROXY_ENV_ORDER = ("ALL_PROXY", "all_proxy", "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy")
 NO_PROXY_ENV_ORDER = ("no_proxy", "NO_PROXY")
 
 # Schemes a proxy URL may carry to count as parseable (what the reference's client knows);
-# whether the fetcher can actually use one is decided where the client is built.
+# of these the fetcher uses only http and https.
 _PROXY_SCHEMES = frozenset({"http", "https", "socks4", "socks4a", "socks5", "socks5h"})
+PROXY_FORMS = (
+    "an http:// or https:// URL, or host[:port] for http:// (only http and https proxies are supported; "
+    f"the first parseable of {', '.join(PROXY_ENV_ORDER)} is the proxy)"
+)
+NO_PROXY_FORMS = "comma-separated hosts, .domains, *, IPv4 CIDRs or host:port entries (no_proxy, even empty, wins)"
 
 
 def parse_port(text: str) -> int | None:
@@ -151,7 +159,8 @@ def _parse_proxy(value: str) -> str | None:
 def proxy_from_env(environ: Mapping[str, str] | None = None) -> str | None:
     """The proxy URL for every scheme: the first parseable variable in :data:`PROXY_ENV_ORDER`.
 
-    A value without a scheme means ``http://``. Unparseable values are skipped.
+    A value without a scheme means ``http://``. Unparseable values are skipped; a SOCKS
+    one is a ``SettingError`` naming the variable (a fetch through it would fail).
     """
     env = os.environ if environ is None else environ
     for name in PROXY_ENV_ORDER:
@@ -159,6 +168,8 @@ def proxy_from_env(environ: Mapping[str, str] | None = None) -> str | None:
         if value is not None:
             parsed = _parse_proxy(value)
             if parsed is not None:
+                if not parsed.lower().startswith(("http://", "https://")):
+                    raise SettingError.bad_value(name, redact(parsed), PROXY_FORMS)
                 return parsed
     return None
 

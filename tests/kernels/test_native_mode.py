@@ -65,9 +65,9 @@ def test_native_forced_without_the_extension_names_the_cause(fresh_mode):
 
 def test_unknown_mode_is_rejected(fresh_mode):
     fresh_mode.setenv(native.ENV, "fast")
-    with pytest.raises(UnsupportedError, match="'fast' is not one of"):
+    with pytest.raises(SpecError, match=r"^MM_FRAMEWORK_KERNELS must be 'native', 'portable', .*; got 'fast'$"):
         native.active()
-    with pytest.raises(UnsupportedError):
+    with pytest.raises(UnsupportedError, match="kernel mode 'turbo' is not one of: native, portable"):
         native.set_mode("turbo")
 
 

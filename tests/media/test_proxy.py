@@ -242,9 +242,12 @@ def test_unreachable_proxy_fails_instead_of_going_direct(mode, origin, monkeypat
 
 @pytest.mark.parametrize("mode", MODES)
 def test_socks_proxy_is_reported_unsupported(mode, origin, monkeypatch):
+    # A setting of the process, like any bad environment variable: a SpecError, no item.
     monkeypatch.setenv("ALL_PROXY", "socks5://127.0.0.1:1080")
-    with pytest.raises(mmf.FetchError, match="only http and https proxies are supported"):
+    with pytest.raises(mmf.SpecError, match="^ALL_PROXY must be an http:// or https:// URL.*only http and https "
+                       r"proxies are supported.*; got 'socks5://127\.0\.0\.1:1080'$") as info:
         resolve(mode, [origin.url("/img.png")])
+    assert info.value.item is None
 
 
 @pytest.mark.parametrize("mode", MODES)
