@@ -1,8 +1,9 @@
-"""mm-framework: process a request, inspect what a model sees, list plugins, count tokens.
+"""mm-framework: process a request, inspect what a model sees, count tokens, list plugins,
+and batch a dataset (JSONL manifest, directory or glob of images) into Parquet shards.
 
-Every command takes --spec as a preset name, a model directory (config.json and
-preprocessor_config.json), a JSON file or inline JSON. Errors print their typed class and
-message and exit 2.
+Every command but plugins takes --spec as a preset name, a model directory (config.json
+and preprocessor_config.json), a JSON file or inline JSON. Errors print their typed class
+and message and exit 2.
 """
 
 from __future__ import annotations
@@ -270,11 +271,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cache-mb", type=int, default=0,
                    help="a feature cache of this many MiB (default 0: none; repeats within a request are processed once)")
     sub.choices["inspect"].add_argument("--out", help="the PNG to write (default mm-inspect-<first image>.png here)")
-    p = sub.add_parser("plugins", help="list installed families, their hooks and presets, and the kernels")
+    p = sub.add_parser("plugins", help="list installed families, their hooks and presets, and the kernels",
+                       description="List the pixel kernels in use (native with their SIMD level, or portable), then "
+                       "each installed family with its distribution and version, the hooks it implements and the "
+                       "presets that select it.")
     p.set_defaults(func=cmd_plugins)
-    p = sub.add_parser("tokens", help="pixel-free token count of one image (or clip) size")
-    p.add_argument("width", type=int)
-    p.add_argument("height", type=int)
+    p = sub.add_parser("tokens", help="pixel-free token count of one image (or clip) size",
+                       description="Print how many tokens the spec's model spends on an image of width x height "
+                       "(or a clip of that frame size with --frames and --fps), from the family's resize rules "
+                       "alone: no pixels are read.")
+    p.add_argument("width", type=int, help="the image's (or a clip frame's) width in pixels")
+    p.add_argument("height", type=int, help="its height in pixels")
     p.add_argument("--frames", type=int, help="a clip of this many source frames")
     p.add_argument("--fps", type=float, help="the clip's source frame rate")
     p.add_argument("--spec", default=DEFAULT_PRESET, help=spec_help)

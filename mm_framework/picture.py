@@ -3,7 +3,9 @@ and merge windows (or tiles), a caption, and a text view of the expanded prompt.
 
 The picture is for people, not for parity: the image is resized with Pillow to the size
 the family processes it at (``OutputItem.processed_size``) and then, if wide, scaled down
-for the sheet; the grid is drawn from the item's geometry on that picture.
+for the sheet; the grid is drawn from the item's geometry on that picture, each line with a
+dark halo so that it shows on any picture (a white patch line on a light image, a red window
+on a red one).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from collections.abc import Sequence
 
 import attrs
 import numpy as np
-from PIL import Image, ImageDraw
+from PIL import Image, ImageDraw, ImageFont
 
 from .carriers import Grid, OutputItem, Tiles
 from .request import Output
@@ -21,6 +23,8 @@ from .request import Output
 SHEET_WIDTH = 1024  # wider panels are scaled down to this
 CAPTION_LINE = 16
 PATCH_COLOUR, WINDOW_COLOUR, TILE_COLOUR = (255, 255, 255), (255, 40, 40), (255, 200, 0)
+# The default font's space is 2 pixels wide, too narrow to read as a space.
+WORD_GAP = 5
 
 
 @attrs.frozen
@@ -80,27 +84,62 @@ def panel(rgb: np.ndarray, item: OutputItem, span: tuple[int, int], index: int) 
     tokens = span[1] - span[0] + 1
     lines = grid_lines(item, tokens, scale)
     image = Image.fromarray(np.ascontiguousarray(rgb)).resize((lines.width, lines.height), Image.Resampling.BICUBIC)
-    draw = ImageDraw.Draw(image)
-    for x in lines.thin_x:
-        draw.line([(x, 0), (x, lines.height - 1)], fill=PATCH_COLOUR)
-    for y in lines.thin_y:
-        draw.line([(0, y), (lines.width - 1, y)], fill=PATCH_COLOUR)
+    pixels = np.array(image)
     thick = TILE_COLOUR if isinstance(item.geometry, Tiles) else WINDOW_COLOUR
-    for x in lines.thick_x:
-        draw.line([(x, 0), (x, lines.height - 1)], fill=thick, width=1)
-    for y in lines.thick_y:
-        draw.line([(0, y), (lines.width - 1, y)], fill=thick, width=1)
+    _draw_lines(pixels, [(lines.thin_x, lines.thin_y, PATCH_COLOUR), (lines.thick_x, lines.thick_y, thick)])
     ow, oh = item.size
     caption = [
         f"{item.modality} {index}: {ow}x{oh} -> {w}x{h}" + (f"  {lines.note}" if lines.note else ""),
         f"{tokens} tokens at {span[0]}..{span[1]}" + (f"  (shown at {scale:.2f}x)" if scale < 1 else ""),
     ]
     out = Image.new("RGB", (max(lines.width, 360), lines.height + CAPTION_LINE * len(caption) + 4), (24, 24, 24))
-    out.paste(image, (0, 0))
-    text = ImageDraw.Draw(out)
+    out.paste(Image.fromarray(pixels), (0, 0))
+    text, font = ImageDraw.Draw(out), ImageFont.load_default()
     for k, line in enumerate(caption):
-        text.text((4, lines.height + 2 + k * CAPTION_LINE), line, fill=(235, 235, 235))
+        for x, word in caption_words(line, font):
+            text.text((4 + x, lines.height + 2 + k * CAPTION_LINE), word, fill=(235, 235, 235), font=font)
     return out, lines
+
+
+LineGroup = tuple[Sequence[int], Sequence[int], tuple[int, int, int]]  # columns, rows, colour
+
+
+def _draw_lines(pixels: np.ndarray, groups: Sequence[LineGroup]) -> None:
+    """Each group's full-height columns and full-width rows in its colour (later groups on
+    top), every line between two darkened neighbours: a halo that shows the line where the
+    image under it has the line's colour."""
+    cores = [(_line_mask(pixels.shape[:2], xs, ys), colour) for xs, ys, colour in groups]
+    on = np.logical_or.reduce([mask for mask, _ in cores])
+    halo = np.zeros_like(on)
+    halo[1:] |= on[:-1]
+    halo[:-1] |= on[1:]
+    halo[:, 1:] |= on[:, :-1]
+    halo[:, :-1] |= on[:, 1:]
+    pixels[halo & ~on] //= 2
+    for mask, colour in cores:
+        pixels[mask] = colour
+
+
+def _line_mask(shape: tuple[int, int], xs: Sequence[int], ys: Sequence[int]) -> np.ndarray:
+    height, width = shape
+    mask = np.zeros(shape, bool)
+    cols, rows = np.asarray(xs, int), np.asarray(ys, int)
+    mask[:, cols[cols < width]] = True  # rounding may put a line of a tiny scale on the edge
+    mask[rows[rows < height], :] = True
+    return mask
+
+
+def caption_words(line: str, font: ImageFont.ImageFont | ImageFont.FreeTypeFont) -> list[tuple[int, str]]:
+    """Each word of a caption line and its x offset, words at least ``WORD_GAP`` pixels apart
+    (runs of spaces keep their count)."""
+    placed, x = [], 0.0
+    gap = max(font.getlength(" "), WORD_GAP)
+    for word in line.split(" "):
+        if word:
+            placed.append((round(x), word))
+            x += font.getlength(word)
+        x += gap
+    return placed
 
 
 def sheet(panels: Sequence[Image.Image]) -> Image.Image:

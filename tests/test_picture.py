@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from PIL import Image
+from PIL import Image, ImageFont
 
 import mm_framework as mmf
 from mm_framework import picture
@@ -67,3 +67,59 @@ def test_several_items_make_one_contact_sheet(toy, tmp_path):
 def test_layout_text_names_text_runs_and_items(toy_pipe):
     out = toy_pipe.process(mmf.MmInput(images=[png_bytes(8, 4)], input_ids=[5, 6, 1, 7]))
     assert picture.layout_text(out) == "Text 0..1 | image 0: 1 x 2 at 2..3 | Text 4..4"
+
+
+def _blank_runs(strip: np.ndarray) -> list[int]:
+    """Widths of the ink-free column runs between the first and the last inked column."""
+    ink = (strip.max(axis=2) > 128).any(axis=0)
+    cols = np.flatnonzero(ink)
+    edges = np.flatnonzero(np.diff(ink[cols[0] : cols[-1] + 1].astype(np.int8)))
+    starts, ends = edges[::2] + 1, edges[1::2] + 1
+    return (ends - starts).tolist()
+
+
+def test_caption_words_have_visible_spaces(tmp_path, capsys):
+    out_png = tmp_path / "view.png"
+    assert main(["inspect", "--out", str(out_png)]) == 0
+    capsys.readouterr()
+    img = np.asarray(Image.open(out_png).convert("RGB"))
+    h = img.shape[0] - 2 * picture.CAPTION_LINE - 4
+    captions = ["image 0: 640x480 -> 644x476  grid 1x34x46, 2x2 patches per token", "391 tokens at 0..390"]
+    for k, caption in enumerate(captions):
+        strip = img[h + 2 + k * picture.CAPTION_LINE : h + 2 + (k + 1) * picture.CAPTION_LINE]
+        # Letters of a word are at most 2 blank columns apart; a space reads as one from 5.
+        assert sum(r >= 5 for r in _blank_runs(strip)) == len(caption.split()) - 1, caption
+
+
+def test_caption_words_keep_their_order_and_gaps():
+    font = ImageFont.load_default()
+    placed = picture.caption_words("324 tokens at 0..323", font)
+    assert [w for _, w in placed] == ["324", "tokens", "at", "0..323"]
+    for (x, word), (nx, _) in zip(placed, placed[1:]):
+        assert nx - (x + font.getlength(word)) >= picture.WORD_GAP - 1  # rounding of x
+    wide = picture.caption_words("a  b", font)
+    assert wide[1][0] > picture.caption_words("a b", font)[1][0]
+
+
+@pytest.mark.parametrize("colour", [(255, 0, 0), (250, 250, 250)], ids=["red", "near-white"])
+def test_grid_and_windows_show_on_any_image(tmp_path, capsys, colour):
+    src, out_png = tmp_path / "plain.png", tmp_path / "view.png"
+    Image.new("RGB", (640, 480), colour).save(src)
+    assert main(["inspect", str(src), "--out", str(out_png)]) == 0
+    capsys.readouterr()
+    pipe = mmf.pipeline_from_spec(mmf.preset("qwen2_vl"))
+    out = pipe.process(mmf.MmInput(images=[src.read_bytes()], input_ids=[151655]))
+    lines = picture.grid_lines(out.items[0], out.offsets[0][1] - out.offsets[0][0] + 1, 1.0)
+    assert lines.thin_x and lines.thick_x and lines.thin_y and lines.thick_y
+    img = np.asarray(Image.open(out_png).convert("RGB"))[: lines.height].astype(np.int32)
+    # A line pixel shows when a pixel of its 3x3 neighbourhood stands out from the plain image
+    # (where two lines cross, the neighbours along one line are the other line).
+    far = np.sqrt(((img - np.asarray(colour)) ** 2).sum(axis=2)) >= 100
+    shown = np.zeros_like(far)
+    for dy in (-1, 0, 1):
+        for dx in (-1, 0, 1):
+            shown[1:-1, 1:-1] |= far[1 + dy : far.shape[0] - 1 + dy, 1 + dx : far.shape[1] - 1 + dx]
+    for x in lines.thin_x + lines.thick_x:
+        assert shown[1:-1, x].all(), f"column {x}"
+    for y in lines.thin_y + lines.thick_y:
+        assert shown[y, 1:-1].all(), f"row {y}"

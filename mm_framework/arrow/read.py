@@ -2,8 +2,9 @@
 
 A row is a one-row ``pyarrow.Table``/``RecordBatch`` (``table.slice(i, 1)``: no copy,
 and its schema metadata names the spec) or a mapping of column to value (``to_pylist()``
-rows, Ray rows); a mapping carries no metadata, so rebuilding from uint8 pixels then
-needs ``spec=``.
+rows, Ray rows). A mapping carries no metadata, and no column names the family, so
+``model_kwargs`` of a mapping always needs ``spec=``, and so does ``pixel_values`` of a
+uint8 one; ``pixel_values`` of a float32 mapping needs nothing.
 """
 
 from __future__ import annotations
@@ -95,7 +96,11 @@ def model_kwargs(row: Any, *, spec: Any = None) -> dict[str, np.ndarray]:
     ``Output.model_kwargs()`` of the request processed directly."""
     stored, spec_json, fields = _stored(row, spec)
     if spec_json is None:
-        raise InvalidInputError("model_kwargs of a row needs the spec: pass spec=")
+        raise InvalidInputError(
+            "model_kwargs needs the spec, and this row has no schema metadata naming it (a mapping such as a "
+            "to_pylist() or Ray row never has; no column names the family, whose hook builds the tensors): "
+            "pass spec= (a dict, JSON or Pipeline)"
+        )
     hashes = [int(h) for h in _listed(fields["mm_hashes"])]
     if all(a.dtype.kind == "f" for a in stored):
         shape = family_shape(spec_json)

@@ -54,6 +54,15 @@ _CORE = [
 ]
 _PIXELS = {"f32": pa.float32(), "u8": pa.uint8()}
 _ERRORS = [pa.field("error_type", pa.string()), pa.field("error", pa.string())]
+# pandas makes an integer column with nulls (error rows; 1-D positions) float64 with NaN,
+# unless the schema's pandas metadata names the nullable Int64 dtype; other readers ignore it.
+_PANDAS = json.dumps({
+    "index_columns": [], "column_indexes": [],
+    "columns": [
+        {"name": name, "field_name": name, "pandas_type": "int64", "numpy_type": "Int64", "metadata": None}
+        for name in ("num_tokens", "mrope_delta")
+    ],
+})
 # Tensor dtypes as Arrow stores them: bf16 keeps its bit pattern.
 ARROW_DTYPES = {"f32": pa.float32(), "i64": pa.int64(), "bf16": pa.uint16()}
 
@@ -137,7 +146,8 @@ def result_schema(spec_json: str, pixels: str, passthrough: pa.Schema | None = N
     clash = sorted({n for n in names if names.count(n) > 1})
     if clash:
         raise InvalidInputError(f"input column(s) {clash} clash with result columns; rename them")
-    return pa.schema(fields, metadata={(META + k).encode(): v.encode() for k, v in meta.items()})
+    encoded = {(META + k).encode(): v.encode() for k, v in meta.items()}
+    return pa.schema(fields, metadata={**encoded, b"pandas": _PANDAS.encode()})
 
 
 def metadata(schema: pa.Schema) -> dict[str, str]:

@@ -25,7 +25,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "A rerun with the same arguments resumes: finished shards are skipped.",
     )
     p.add_argument("manifest", help="a JSONL file (one request per line), a directory or a glob of images")
-    p.add_argument("--spec", required=True, help="preset name, JSON file or inline JSON")
+    p.add_argument("--spec", required=True, help="preset, model directory, JSON file or inline JSON")
     p.add_argument("--out", required=True, help="output directory of part-NNNNN.parquet shards")
     p.add_argument(
         "--pixels", choices=PIXEL_MODES, default="f32",

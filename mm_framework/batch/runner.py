@@ -22,6 +22,7 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from importlib import resources
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from tqdm import tqdm
@@ -34,6 +35,8 @@ from ..pipeline import Pipeline, pipeline_from_spec
 from ..request import MmInput
 from .manifest import Entry, default_prompt, fingerprint, read_manifest
 from .shards import Job, claim_directory, finished, init_worker, run_record, shard_path, work, write_shard
+
+FAILED_IDS_SHOWN = 10  # the summary names this many failed requests, then counts the rest
 
 
 def usable_cores() -> int:
@@ -98,8 +101,19 @@ def _drain(progress: Any, report: Any) -> None:
             return
 
 
+def _failed(table: pa.Table) -> list[str]:
+    """A line naming the error rows' ids in manifest order, the first few then how many more;
+    none without errors."""
+    failed = table.filter(pc.is_valid(table.column("error_type"))).column("id").to_pylist()
+    if not failed:
+        return []
+    more = len(failed) - FAILED_IDS_SHOWN
+    shown = ", ".join(json.dumps(i) for i in failed[:FAILED_IDS_SHOWN])
+    return [f"failed: {shown}" + (f" and {more} more" if more > 0 else "")]
+
+
 def _summary(out: str, entries: Sequence[Entry], shards: int, skipped: int, images: int, seconds: float) -> str:
-    table = pq.read_table(out, columns=["num_tokens", "error_type"])
+    table = pq.read_table(out, columns=["id", "num_tokens", "error_type"])
     errors = collections.Counter(e for e in table.column("error_type").to_pylist() if e is not None)
     total_bytes = sum(os.path.getsize(shard_path(out, k)) for k in range(shards))
     by_class = ", ".join(f"{name} {n}" for name, n in sorted(errors.items()))
@@ -107,6 +121,7 @@ def _summary(out: str, entries: Sequence[Entry], shards: int, skipped: int, imag
     lines = [
         f"requests: {len(entries)} ({sum(len(e.images) for e in entries)} images) in {shards} shard(s) in {out}",
         f"errors: {sum(errors.values())}" + (f" ({by_class})" if by_class else ""),
+        *_failed(table),
         f"tokens: {pc.sum(table.column('num_tokens')).as_py() or 0}",
         f"written: {total_bytes / 2**20:.1f} MiB",
         f"this run: {images} images in {seconds:.1f} s ({rate:.1f} images/s)"

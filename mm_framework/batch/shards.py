@@ -27,6 +27,11 @@ from ..request import MmInput
 from .manifest import Entry
 
 RUN_FILE = "_batch.json"
+# How a refused rerun names the keys of RUN_FILE that differ (others by their key).
+_RUN_LABELS = {
+    "pixels": "pixel mode", "shard_size": "shard size", "default_prompt": "default prompt",
+    "manifest_digest": "manifest", "requests": "request count", "schema_version": "schema version",
+}
 # Requests per row group: bounds a worker's memory (a 1 MP image is ~7 MB of float32).
 ROW_GROUP = {"f32": 8, "u8": 32, "none": 1024}
 # Reports (images, requests, errors) as each row group is written.
@@ -65,9 +70,10 @@ def claim_directory(out: str, run: dict[str, Any]) -> None:
     if os.path.exists(path):
         with open(path, encoding="utf-8") as f:
             before = json.load(f)
-        differ = sorted(k for k in set(run) | set(before) if run.get(k) != before.get(k))
+        differ = [_RUN_LABELS.get(k, k) for k in sorted(set(run) | set(before)) if run.get(k) != before.get(k)]
         if differ:
-            raise SpecError(f"{out} holds another run (its {', '.join(differ)} differ): use another --out or empty it")
+            what = f"{', '.join(differ[:-1])} and {differ[-1]} differ" if len(differ) > 1 else f"{differ[0]} differs"
+            raise SpecError(f"{out} holds another run (its {what}): use another --out or empty it")
         return
     if any(n.startswith("part-") for n in os.listdir(out)):
         raise SpecError(f"{out} holds shards but no {RUN_FILE}: use another --out or empty it")

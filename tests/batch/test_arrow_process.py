@@ -149,6 +149,18 @@ def test_bad_rows_are_error_rows_and_passthrough_is_kept():
     assert result.column("num_tokens").null_count == len(rows) - 1
 
 
+def test_pandas_keeps_nullable_integer_columns_integers():
+    pytest.importorskip("pandas")
+    spec, ph = family_case("qwen_vl")
+    table = pa.table({"images": [[IMAGES[0]], [b"junk"]], "input_ids": [[ph], [ph]]})
+    frame = process_table(mmf.pipeline_from_spec(spec), table, pixels="none").to_pandas()
+    assert str(frame["num_tokens"].dtype) == "Int64" and frame["num_tokens"].isna().tolist() == [False, True]
+    assert str(frame["mrope_delta"].dtype) == "Int64"
+    spec, ph = family_case("intern_vl")  # 1-D positions: mrope_delta is null in every row
+    frame = process_table(mmf.pipeline_from_spec(spec), table, pixels="none").to_pandas()
+    assert str(frame["mrope_delta"].dtype) == "Int64" and frame["mrope_delta"].isna().all()
+
+
 def test_a_lone_source_per_row_is_one_image():
     spec, ph = family_case("qwen_vl")
     pipe = mmf.pipeline_from_spec(spec)

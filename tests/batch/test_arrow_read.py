@@ -49,6 +49,16 @@ def test_u8_rows_need_the_spec_without_metadata(qwen):
     assert len(pixel_values(tables["f32"].to_pylist()[0])) == 2
 
 
+def test_model_kwargs_of_a_mapping_row_needs_the_spec_and_says_so(qwen):
+    spec, tables, want = qwen
+    row = tables["f32"].to_pylist()[0]
+    with pytest.raises(mmf.InvalidInputError, match=r"no schema metadata naming it \(a mapping such as a to_pylist"):
+        model_kwargs(row)
+    for given in (spec, metadata(tables["f32"].schema)["spec"]):  # the docs' way: the table's own spec
+        kwargs = model_kwargs(row, spec=given)
+        assert all(kwargs[k].tobytes() == v.tobytes() for k, v in want.model_kwargs().items())
+
+
 def test_refusals_say_why(qwen):
     spec, tables, _ = qwen
     with pytest.raises(mmf.InvalidInputError, match=r"error row has no pixels \(MediaError: item 0"):

@@ -3,7 +3,9 @@ resumed, progress only on a TTY, JSONL manifests, and the refusals."""
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
+import io
 import json
 import os
 import pty
@@ -80,7 +82,8 @@ def test_killed_run_resumes_to_the_same_rows(images, reference, tmp_path):
     stdout, stderr = resumed.communicate(timeout=300)
     assert resumed.returncode == 0, stderr
     assert stderr == ""  # no progress bar off a TTY
-    assert f"{len(done)} finished shard(s) skipped" in stdout and "errors: 3 (MediaError 3)" in stdout
+    assert f"{len(done)} finished shard(s) skipped" in stdout
+    assert 'errors: 3 (MediaError 3)\nfailed: "013.jpg", "076.png", "151.jpg"\n' in stdout
     assert not [n for n in os.listdir(out) if n.endswith(".tmp")]
     assert pq.read_table(out).equals(pq.read_table(reference), check_metadata=True)
 
@@ -127,14 +130,46 @@ def test_jsonl_manifest_rows_in_order_with_line_errors(images, tmp_path, capsys)
     assert rows[0]["num_tokens"] == 4 + 2 * 24 - 2 and rows[3]["num_tokens"] == 24
 
 
+@pytest.fixture(scope="module")
+def many_errors(images, tmp_path_factory):
+    """A run of 13 broken manifest lines around 2 good ones (lines 1 and 8), and its summary."""
+    good = {0: "000.png", 7: "002.png"}
+    lines = [json.dumps({"image": good[k]}) if k in good else "{broken" for k in range(15)]
+    manifest = images / "many_errors.jsonl"
+    manifest.write_text("\n".join(lines) + "\n")
+    out = tmp_path_factory.mktemp("many_errors") / "out"
+    summary = io.StringIO()
+    with contextlib.redirect_stdout(summary):
+        assert main(["batch", str(manifest), "--spec", "qwen2_vl", "--out", str(out), "--workers", "1"]) == 0
+    return out, summary.getvalue()
+
+
+def test_summary_names_the_first_ten_failed_ids(many_errors):
+    _, stdout = many_errors
+    failed = [f'"line {n}"' for n in range(2, 16) if n != 8][:10]
+    assert f"errors: 13 (InvalidInputError 13)\nfailed: {', '.join(failed)} and 3 more\n" in stdout
+
+
+def test_pandas_reads_num_tokens_as_integers(many_errors):
+    pytest.importorskip("pandas")
+    frame = pq.read_table(many_errors[0]).to_pandas()
+    assert str(frame["num_tokens"].dtype) == "Int64" and str(frame["mrope_delta"].dtype) == "Int64"
+    ok = frame["error_type"].isna()
+    assert frame["num_tokens"][ok].tolist() == [24, 24] and frame["num_tokens"][~ok].isna().all()
+
+
 @pytest.mark.parametrize(
     "change, differ",
-    [(["--spec", "qwen3_vl"], "spec"), (["--pixels", "u8"], "pixels"), (["--shard-size", "5"], "shard_size")],
+    [
+        (["--spec", "qwen3_vl"], "spec differs"), (["--pixels", "u8"], "pixel mode differs"),
+        (["--shard-size", "5"], "shard size differs"),
+        (["--spec", "qwen3_vl", "--pixels", "u8"], "pixel mode and spec differ"),
+    ],
 )
 def test_rerun_with_other_arguments_is_refused(images, reference, capsys, change, differ):
     args = {"--spec": "qwen2_vl", "--shard-size": "25", **dict(zip(change[::2], change[1::2]))}
     assert main(["batch", str(images), "--out", str(reference), *[x for kv in args.items() for x in kv]]) == 2
-    assert f"holds another run (its {differ} differ)" in capsys.readouterr().err
+    assert f"holds another run (its {differ})" in capsys.readouterr().err
     assert pq.read_table(reference, columns=["id"]).num_rows == 200
 
 
