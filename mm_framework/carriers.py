@@ -129,20 +129,35 @@ class DecodedImage:
         return int(self.rgb.shape[1])
 
 
+def _placeholder_texts(caps: Capabilities, _attr: Any, value: Mapping[str, str]) -> None:
+    for modality, text in value.items():
+        if modality not in caps.placeholders:
+            raise InternalError(f"placeholder_texts names {modality!r}, which has no placeholder id in placeholders")
+        if not isinstance(text, str) or not text:
+            raise InternalError(f"placeholder_texts[{modality!r}] must be a non-empty str, got {text!r}")
+
+
 @attrs.frozen
 class Capabilities:
     """What a family accepts beyond still images: videos, and the prompt id range.
 
     ``video``: the family processes clips (``mm_sample_frames``, ``mm_process_item`` with a
     ``VideoClip``). ``placeholders``: the prompt id that stands for one item of each
-    modality (``{"image": 151655}``), for default prompts and documentation. ``id_range`` is the inclusive ``(low, high)`` every input id must fall in (e.g. a
-    vocabulary that fits int32); ``None`` accepts any int64 (families whose placeholders
-    are negative protocol ids).
+    modality (``{"image": 151655}``), for default prompts and documentation.
+    ``placeholder_texts``: the text of that token as the model's chat template writes it
+    (``{"image": "<|image_pad|>"}``), for modalities whose placeholder has a text form;
+    a text prompt holding it whose ids hold no placeholder id was tokenized without the
+    model's special tokens. ``id_range`` is the inclusive ``(low, high)`` every input id
+    must fall in (e.g. a vocabulary that fits int32); ``None`` accepts any int64
+    (families whose placeholders are negative protocol ids).
     """
 
     video: bool = False
     id_range: tuple[int, int] | None = None
     placeholders: Mapping[str, int] = attrs.field(factory=dict, converter=lambda m: dict(m))
+    placeholder_texts: Mapping[str, str] = attrs.field(
+        factory=dict, converter=lambda m: dict(m), validator=_placeholder_texts
+    )
 
 
 # The formats the reference server decodes ("JPEG" also opens camera MPO files).

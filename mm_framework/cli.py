@@ -52,14 +52,8 @@ def _request(pipe: Pipeline, args: argparse.Namespace) -> tuple[MmInput, list[st
         names = [f"<bundled {SAMPLE}>"]
     else:
         names = images + videos
-    if args.input_ids is not None:
-        ids = _ids(args.input_ids)
-    else:
-        marks = pipe.capabilities.placeholders
-        missing = [m for m, n in (("image", images), ("video", videos)) if n and m not in marks]
-        if missing:
-            raise InvalidInputError(f"--input-ids is required: family {pipe.family!r} names no {missing[0]} placeholder")
-        ids = [marks["image"]] * len(images) + [marks.get("video", 0)] * len(videos)
+    # Without --input-ids the pipeline builds its default prompt, one placeholder per item.
+    ids = None if args.input_ids is None else _ids(args.input_ids)
     return MmInput(images=[_source(a) for a in images], videos=[_source(v) for v in videos], input_ids=ids), names
 
 
@@ -228,7 +222,17 @@ def cmd_plugins(args: argparse.Namespace) -> int:
 
 def cmd_tokens(args: argparse.Namespace) -> int:
     pipe = pipeline_from_spec(_spec(args.spec))
-    print(pipe.num_media_tokens(args.width, args.height, frames=args.frames, fps=args.fps))
+    tokens = pipe.num_media_tokens(args.width, args.height, frames=args.frames, fps=args.fps)
+    if not args.json:
+        print(tokens)
+        return 0
+    doc = {"tokens": tokens, "family": pipe.family, "modality": "image" if args.frames is None else "video",
+           "size": [args.width, args.height], "frames": args.frames, "fps": args.fps,
+           "geometry": None, "processed_size": None}
+    if pipe.hooks.implements("mm_plan_item"):
+        plan = pipe.hooks.plan_item(args.width, args.height, args.frames, args.fps)
+        doc.update(geometry=repr(plan.geometry), processed_size=list(plan.size))
+    print(json.dumps(doc))
     return 0
 
 
@@ -276,15 +280,19 @@ def build_parser() -> argparse.ArgumentParser:
                        "each installed family with its distribution and version, the hooks it implements and the "
                        "presets that select it.")
     p.set_defaults(func=cmd_plugins)
-    p = sub.add_parser("tokens", help="pixel-free token count of one image (or clip) size",
-                       description="Print how many tokens the spec's model spends on an image of width x height "
-                       "(or a clip of that frame size with --frames and --fps), from the family's resize rules "
-                       "alone: no pixels are read.")
-    p.add_argument("width", type=int, help="the image's (or a clip frame's) width in pixels")
-    p.add_argument("height", type=int, help="its height in pixels")
+    p = sub.add_parser(
+        "tokens", help="pixel-free token count of one image (or clip) size",
+        description="The tokens one WIDTH x HEIGHT image expands to under SPEC, from the size alone (no pixels); "
+                    "with --frames (and --fps), one clip's, for families that take video.",
+    )
+    p.add_argument("width", type=int, help="the image (or clip frame) width in pixels")
+    p.add_argument("height", type=int, help="the image (or clip frame) height in pixels")
     p.add_argument("--frames", type=int, help="a clip of this many source frames")
-    p.add_argument("--fps", type=float, help="the clip's source frame rate")
+    p.add_argument("--fps", type=float, help="the clip's source frame rate (needs --frames)")
     p.add_argument("--spec", default=DEFAULT_PRESET, help=spec_help)
+    p.add_argument("--json", action="store_true",
+                   help="print the count, the family, the size and the family's plan (geometry, processed size) "
+                        "as JSON")
     p.set_defaults(func=cmd_tokens)
     add_batch_parser(sub)
     return parser

@@ -30,7 +30,7 @@ from blake3 import blake3
 from . import par
 from .cache import FeatureCache
 from .carriers import Capabilities, DecodedImage, DecodeOptions, ItemTimings, OutputItem, ProcessedItem, Timings
-from .errors import InvalidInputError, LimitExceededError, MmError, UnsupportedError
+from .errors import InvalidInputError, LayoutError, LimitExceededError, MmError, UnsupportedError
 from .family import FamilyHooks, bind
 from .layout import apply_layout
 from .limits import Limits
@@ -41,7 +41,7 @@ from .media.hashing import content_hash
 from .media.sources import Resolved
 from .media.video import VideoClip, decode_clip, read_header
 from .media.video_frames import select_frames
-from .prompt import Tokenize, prompt_ids
+from .prompt import Tokenize, default_ids, prompt_ids, split_placeholder
 from .request import MmInput, Output
 
 
@@ -88,10 +88,25 @@ def admit(plan: Plan, inp: MmInput) -> None:
         raise InvalidInputError("multimodal request without image or video sources")
     if n > plan.limits.max_items:
         raise LimitExceededError(f"multimodal request exceeds {plan.limits.max_items} media items (got {n})")
-    if inp.videos and not plan.capabilities.video:
-        raise UnsupportedError(
-            f"family {plan.hooks.family!r} does not take video", item=len(inp.images)
-        )
+    if inp.videos:
+        refuse_video(plan, item=len(inp.images))
+    # A default prompt the family cannot build fails before any I/O.
+    default_ids(inp, plan.hooks.family, plan.capabilities)
+
+
+def refuse_video(plan: Plan, why: str = "", item: int | None = None) -> None:
+    """``UnsupportedError`` naming the family unless it takes video."""
+    if not plan.capabilities.video:
+        raise UnsupportedError(f"family {plan.hooks.family!r} does not take video{why}", item=item)
+
+
+def check_size_request(plan: Plan, frames: int | None, fps: float | None) -> None:
+    """A pixel-free question about a clip (``frames``, ``fps``) needs a family that takes
+    video and the clip's frame count."""
+    if frames is not None or fps is not None:
+        refuse_video(plan, ": frames and fps describe a clip")
+    if frames is None and fps is not None:
+        raise InvalidInputError(f"fps={fps!r} without frames: a clip's token count needs its source frame count")
 
 
 def _hash(src: Resolved) -> int:
@@ -220,11 +235,17 @@ def _finish(
     t_start: float, fetch_ms: float,
 ) -> Output:
     """The prompt steps, then the output with its items in prompt order."""
-    ids = prompt_ids(inp, tokenize, plan.capabilities.id_range)
+    ids = prompt_ids(inp, tokenize, plan.hooks.family, plan.capabilities)
     geometries = [it.geometry for it in items]
     modalities = [it.modality for it in items]
     t0 = time.perf_counter()
-    expanded = apply_layout(ids, plan.hooks.layout(ids, geometries, modalities), len(items))
+    try:
+        expanded = apply_layout(ids, plan.hooks.layout(ids, geometries, modalities), len(items))
+    except LayoutError as e:
+        why = split_placeholder(inp, ids, plan.capabilities, modalities)
+        if why is None:
+            raise
+        raise why from e
     t1 = time.perf_counter()
     positions = plan.hooks.positions(len(expanded.input_ids), expanded.offsets, geometries, modalities)
     t2 = time.perf_counter()

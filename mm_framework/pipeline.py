@@ -216,7 +216,9 @@ class Pipeline:
     def num_media_tokens(self, width: int, height: int, *, frames: int | None = None, fps: float | None = None) -> int:
         """Tokens one ``width`` x ``height`` image expands to, without any pixels; with
         ``frames`` (the clip's source frame count) and ``fps``, one video's. A size the
-        pipeline would refuse to process is refused here too."""
+        pipeline would refuse to process is refused here too. ``frames``/``fps`` for a family
+        without video are an ``UnsupportedError``: its image count would be the wrong answer."""
+        driver.check_size_request(self._plan, frames, fps)
         if frames is None:
             driver.check_processed(self._plan, width, height)
         return self._plan.hooks.num_media_tokens(width, height, frames, fps)

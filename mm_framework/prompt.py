@@ -1,4 +1,5 @@
-"""A request's prompt as ids: given, or the text through the caller's tokenizer.
+"""A request's prompt as ids: given, the text through the caller's tokenizer, or one
+placeholder per item.
 
 ``tokenize`` may be a callable returning ids (a list, an array, or a mapping / HF
 ``BatchEncoding`` holding ``input_ids``), or an object with ``encode(text)`` (HF
@@ -13,7 +14,8 @@ from typing import Any, Union
 
 import numpy as np
 
-from .errors import InvalidInputError, MmError
+from .carriers import Capabilities
+from .errors import InvalidInputError, LayoutError, MmError
 from .request import MmInput, input_ids_array
 
 Tokenize = Union[Callable[[str], Any], Any]
@@ -47,19 +49,42 @@ def tokenize_text(tokenize: Tokenize, text: str) -> np.ndarray:
     return input_ids_array(_ids_of(result), what=f"tokenize result ({type(result).__name__})")
 
 
-def prompt_ids(inp: MmInput, tokenize: Tokenize | None, id_range: tuple[int, int] | None) -> np.ndarray:
+def default_prompt(family: str, placeholders: Mapping[str, int], modalities: Sequence[str]) -> list[int]:
+    """The prompt of a request that gives neither ids nor text: one placeholder per item,
+    in item order (``Capabilities.placeholders``)."""
+    missing = next((m for m in modalities if m not in placeholders), None)
+    if missing is not None:
+        raise InvalidInputError(
+            f"request without text or input_ids, and family {family!r} names no {missing} placeholder "
+            f"to build a default prompt from: give input_ids (--input-ids) or text"
+        )
+    return [int(placeholders[m]) for m in modalities]
+
+
+def _has_ids(inp: MmInput) -> bool:
+    return inp.input_ids is not None and len(inp.input_ids) > 0
+
+
+def default_ids(inp: MmInput, family: str, capabilities: Capabilities) -> np.ndarray | None:
+    """:func:`default_prompt` for a request that gives neither ids nor text, else None."""
+    if _has_ids(inp) or inp.text is not None:
+        return None
+    return input_ids_array(default_prompt(family, capabilities.placeholders, [m for m, _ in inp.sources]))
+
+
+def prompt_ids(inp: MmInput, tokenize: Tokenize | None, family: str, capabilities: Capabilities) -> np.ndarray:
     """The ids the layout expands: ``inp.input_ids`` if non-empty, else the tokenized text,
-    checked against the family's id range."""
-    if inp.input_ids is not None and len(inp.input_ids) > 0:
+    else one placeholder per item; checked against the family's id range."""
+    if _has_ids(inp):
         ids = inp.input_ids
     elif inp.text is None:
-        raise InvalidInputError("multimodal request without text or input_ids")
+        ids = default_ids(inp, family, capabilities)
     elif tokenize is None:
         raise InvalidInputError("request has text but no tokenize callable was given")
     else:
         ids = tokenize_text(tokenize, inp.text)
-    if id_range is not None and len(ids):
-        low, high = id_range
+    if capabilities.id_range is not None and len(ids):
+        low, high = capabilities.id_range
         bad = np.flatnonzero((ids < low) | (ids > high))
         if len(bad):
             k = int(bad[0])
@@ -67,4 +92,24 @@ def prompt_ids(inp: MmInput, tokenize: Tokenize | None, id_range: tuple[int, int
     return ids
 
 
-__all__: Sequence[str] = ["Tokenize", "prompt_ids", "tokenize_text"]
+def split_placeholder(
+    inp: MmInput, ids: np.ndarray, capabilities: Capabilities, modalities: Sequence[str]
+) -> LayoutError | None:
+    """Why a text prompt's layout failed, when the text holds a placeholder's text but its
+    ids hold no placeholder id: the tokenizer split the special token into ordinary ids."""
+    if _has_ids(inp) or inp.text is None:
+        return None
+    for modality in dict.fromkeys(modalities):
+        text, pid = capabilities.placeholder_texts.get(modality), capabilities.placeholders.get(modality)
+        if text is not None and text in inp.text and not np.any(ids == pid):
+            return LayoutError(
+                f"prompt has 0 {modality} placeholder(s) for {list(modalities).count(modality)} {modality} item(s): "
+                f"the text holds {text!r} but the tokenizer did not map it to id {pid}: "
+                f"the tokenizer lacks the model's special tokens"
+            )
+    return None
+
+
+__all__: Sequence[str] = [
+    "Tokenize", "default_ids", "default_prompt", "prompt_ids", "split_placeholder", "tokenize_text",
+]

@@ -237,6 +237,20 @@ VIDEO_CASES = {
 }
 
 
+# --- prompts ---------------------------------------------------------------------------------
+def by_char(text: str) -> list[int]:
+    """A tokenizer without the model's special tokens: every character an ordinary id."""
+    return [1000 + ord(c) % 50 for c in text]
+
+
+# id -> (request, tokenize or None, expected, item index)
+PROMPT_CASES = {
+    "text whose placeholder the tokenizer split": (
+        mmf.MmInput(images=[GOOD], text="<|vision_start|><|image_pad|><|vision_end|>hi"), by_char, "LayoutError", None),
+    "neither text nor input_ids": (mmf.MmInput(images=[GOOD]), None, "accepted", None),
+}
+
+
 def video_ids(images: list, videos: list) -> list[int]:
     return [5] + [PAD, 6] * len(images) + [VPAD, 6] * len(videos)
 
@@ -273,13 +287,19 @@ def test_bad_video_input(case, pipe, reference, tmp_path):
     check(case, p, mmf.MmInput(images=images, videos=videos, input_ids=ids), expected, item, pipe, reference)
 
 
-def check(case, p, request, expected, item, pipe, reference):
+@pytest.mark.parametrize("case", list(PROMPT_CASES))
+def test_bad_prompt(case, pipe, reference):
+    request, tokenize, expected, item = PROMPT_CASES[case]
+    check(case, pipe, request, expected, item, pipe, reference, tokenize)
+
+
+def check(case, p, request, expected, item, pipe, reference, tokenize=None):
     """``request`` on ``p`` ends as ``expected`` (at ``item``), in time and memory, and the
     shared ``pipe`` still gives ``reference`` for a good request afterwards."""
     tracemalloc.start()
     t0 = time.perf_counter()
     try:
-        p.process(request)
+        p.process(request, tokenize=tokenize)
         got, err = "accepted", None
     except mmf.MmError as e:
         got, err = type(e).__name__, e
@@ -330,5 +350,5 @@ def test_bad_spec(case, spec, field):
 def test_docs_table_lists_every_case():
     text = DOCS.read_text()
     rows = {m.group(1) for m in re.finditer(r"^\| ([^|]+?) \|", text, re.M)}
-    missing = [c for c in (*CASES, *VIDEO_CASES) if c not in rows]
+    missing = [c for c in (*CASES, *VIDEO_CASES, *PROMPT_CASES) if c not in rows]
     assert not missing, f"docs/bad-input.md lacks rows for {missing}"

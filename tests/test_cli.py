@@ -81,7 +81,8 @@ def test_family_without_placeholder_asks_for_ids(toy, tmp_path, capsys):
     img = tmp_path / "a.png"
     img.write_bytes(png_bytes(4, 4))
     assert main(["process", "--spec", '{"family": "toy", "image_token_id": 3}', str(img)]) == 2
-    assert "InvalidInputError: --input-ids is required: family 'toy' names no image placeholder" in capsys.readouterr().err
+    assert ("InvalidInputError: request without text or input_ids, and family 'toy' names no image placeholder "
+            "to build a default prompt from: give input_ids (--input-ids) or text") in capsys.readouterr().err
 
 
 def test_errors_exit_2_with_the_typed_message(toy, tmp_path, capsys):
@@ -197,3 +198,109 @@ def test_cache_mb_reports_the_cache(toy, tmp_path, capsys):
     assert cache["misses"] == 1 and cache["entries"] == 1 and cache["max_bytes"] == 4 << 20
     assert main(args + ["--cache-mb", "-1"]) == 2
     assert "--cache-mb must be at least 0" in capsys.readouterr().err
+
+
+# --- families without video, default prompts, tokens --json ----------------------------------
+
+NO_VIDEO_PRESETS = {"gemma3_4b_it": "gemma3", "pixtral_12b": "pixtral", "internvl2_5_8b": "intern_vl",
+                    "llava_onevision_qwen2_7b_ov": "llava_onevision"}
+
+
+def _installed(preset):
+    if preset not in mmf.list_presets():
+        pytest.skip(f"needs the {preset} preset")
+
+
+@pytest.mark.parametrize("preset", list(NO_VIDEO_PRESETS))
+def test_tokens_refuses_a_clip_for_a_family_without_video(preset, capsys):
+    _installed(preset)
+    assert main(["tokens", "320", "240", "--frames", "30", "--fps", "10", "--spec", preset]) == 2
+    err = capsys.readouterr()
+    assert err.out == "" and (f"UnsupportedError: family {NO_VIDEO_PRESETS[preset]!r} does not take video: "
+                              "frames and fps describe a clip") in err.err
+
+
+def test_tokens_for_a_clip_is_unchanged_and_fps_needs_frames(capsys):
+    _installed("qwen2_vl")
+    assert main(["tokens", "320", "240", "--frames", "30", "--fps", "10"]) == 0
+    assert capsys.readouterr().out == "1485\n"
+    assert main(["tokens", "320", "240", "--fps", "10"]) == 2
+    assert "InvalidInputError: fps=10.0 without frames" in capsys.readouterr().err
+
+
+def test_tokens_json_gives_count_family_and_plan(capsys):
+    _installed("qwen2_vl")
+    assert main(["tokens", "640", "480", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {
+        "tokens": 391, "family": "qwen_vl", "modality": "image", "size": [640, 480], "frames": None, "fps": None,
+        "geometry": "Grid(t=1, h=34, w=46)", "processed_size": [644, 476]}
+    assert main(["tokens", "320", "240", "--frames", "30", "--fps", "10", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert (doc["tokens"], doc["modality"], doc["frames"], doc["fps"]) == (1485, "video", 30, 10.0)
+    assert doc["geometry"].startswith("VideoGrid(t=15, h=18, w=22") and doc["processed_size"] == [308, 252]
+
+
+def test_tokens_json_without_a_plan_hook_has_no_plan(capsys):
+    name = mmf.plugins.register(NoPlanPlugin(), name="noplan-plugin")
+    try:
+        assert main(["tokens", "8", "8", "--spec", '{"family": "noplan"}', "--json"]) == 0
+    finally:
+        mmf.plugins.unregister(name)
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["tokens"] == 3 and doc["geometry"] is None and doc["processed_size"] is None
+
+
+class NoPlanFamily:
+    def __init__(self, params):
+        pass
+
+    @mmf.hookimpl
+    def mm_num_media_tokens(self, width, height):
+        return 3
+
+    @mmf.hookimpl
+    def mm_layout(self, input_ids, geometries):
+        raise AssertionError("not used")
+
+
+class NoPlanPlugin:
+    @mmf.hookimpl
+    def mm_register_families(self, register):
+        register("noplan", NoPlanFamily)
+
+
+def test_tokens_help_describes_the_command():
+    proc = _run("tokens", "--help")
+    text = " ".join(proc.stdout.split())
+    assert proc.returncode == 0 and "from the size alone (no pixels)" in text and "--json" in text
+
+
+def test_process_a_video_for_a_family_without_video_says_so_first(tmp_path, capsys):
+    _installed("gemma3_4b_it")
+    assert main(["process", "--video", str(tmp_path / "clip.mp4"), "--spec", "gemma3_4b_it"]) == 2
+    assert capsys.readouterr().err == "error: UnsupportedError: item 0: family 'gemma3' does not take video\n"
+    assert main(["process", str(tmp_path / "a.png"), "--video", "clip.mp4", "--spec", "gemma3_4b_it",
+                 "--input-ids", "255999"]) == 2
+    assert "UnsupportedError: item 1: family 'gemma3' does not take video" in capsys.readouterr().err
+
+
+def test_default_prompt_of_an_image_and_a_video(tmp_path, capsys):
+    _installed("qwen2_vl")
+    av = pytest.importorskip("av")
+    clip = tmp_path / "clip.mp4"
+    with av.open(str(clip), "w", format="mp4") as out:
+        stream = out.add_stream("mpeg4", rate=10)
+        stream.width, stream.height, stream.pix_fmt = 32, 32, "yuv420p"
+        for k in range(4):
+            frame = np.full((32, 32, 3), 60 * k, np.uint8)
+            out.mux(stream.encode(av.VideoFrame.from_ndarray(frame, format="rgb24")))
+        out.mux(stream.encode())
+    img = tmp_path / "a.png"
+    img.write_bytes(png_bytes(32, 32))
+    docs = []
+    for ids in ([], ["--input-ids", "151655,151656"]):
+        assert main(["process", str(img), "--video", str(clip), "--json", *ids]) == 0
+        docs.append(json.loads(capsys.readouterr().out))
+    spans = [[(it["modality"], it["span"]) for it in doc["items"]] for doc in docs]
+    assert spans[0] == spans[1]
+    assert docs[0]["tokens"] == docs[1]["tokens"] and docs[0]["layout"] == docs[1]["layout"]

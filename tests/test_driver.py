@@ -148,7 +148,7 @@ def test_text_and_tokenize(toy_pipe):
 
 
 def test_missing_prompt_and_failing_tokenizer(toy_pipe):
-    with pytest.raises(mmf.InvalidInputError, match="without text or input_ids"):
+    with pytest.raises(mmf.InvalidInputError, match="without text or input_ids, and family 'toy' names no image"):
         run(toy_pipe, [png_bytes(4, 4)], None)
 
     def broken(text):

@@ -28,7 +28,8 @@ class ToyVideoFamily:
 
     @mmf.hookimpl
     def mm_capabilities(self):
-        return mmf.Capabilities(video=True)
+        named = {"image": IMG_ID} if self.params.get("images_named_only") else {"image": IMG_ID, "video": VID_ID}
+        return mmf.Capabilities(video=True, placeholders=named)
 
     @mmf.hookimpl
     def mm_sample_frames(self, total_frames, fps):
@@ -187,3 +188,16 @@ def test_video_items_say_how_many_frames_they_used(pipe):
     assert out.items[0].frames == 3 and "3 frames" in repr(out.items[0])
     image = pipe.process(mmf.MmInput(images=[png_bytes(4, 4)], input_ids=[IMG_ID]))
     assert image.items[0].frames is None
+
+
+def test_no_prompt_is_one_placeholder_per_item_images_first(pipe):
+    img = png_bytes(8, 8)
+    out = pipe.process(mmf.MmInput(images=[img], videos=[FRAMES]))
+    assert out.input_ids.tolist() == [1, 2, 2, 2] and [it.modality for it in out.items] == ["image", "video"]
+
+
+def test_no_prompt_for_a_modality_without_a_placeholder_names_it(pipe):
+    named = mmf.pipeline_from_spec({"family": "toyvid", "images_named_only": True})
+    with pytest.raises(mmf.InvalidInputError, match="family 'toyvid' names no video placeholder to build a default"):
+        named.process(mmf.MmInput(images=[png_bytes(4, 4)], videos=["https://unreachable.invalid/x.mp4"]))
+    assert named.process(mmf.MmInput(images=[png_bytes(4, 4)])).input_ids.tolist() == [1]

@@ -62,3 +62,50 @@ def test_bad_tokenizer_results_say_what_was_received(toy_pipe, tokenize, match):
 def test_placeholder_mismatch_names_the_id_it_looked_for(toy_pipe):
     with pytest.raises(mmf.LayoutError, match=r"prompt has 0 media placeholder\(s\) but 1 media item\(s\) \(placeholder id 1\)"):
         toy_pipe.process(mmf.MmInput(images=[IMG], input_ids=[5, 6]))
+
+
+# --- default prompts and placeholder texts ---------------------------------------------------
+
+def named_toy(text="<img>"):
+    """The toy family naming its placeholder 1 and that placeholder's text."""
+    return mmf.pipeline_from_spec({"family": "toy", "image_token_id": 1, "placeholder_text": text})
+
+
+def test_no_text_and_no_ids_is_one_placeholder_per_item(toy):
+    pipe = named_toy()
+    out = pipe.process(mmf.MmInput(images=[IMG, IMG]))
+    assert out.input_ids.tolist() == pipe.process(mmf.MmInput(images=[IMG, IMG], input_ids=[1, 1])).input_ids.tolist()
+    assert pipe.count_tokens(mmf.MmInput(images=[IMG])).input_ids.tolist() == [1, 1, 1, 1]
+
+
+def test_no_prompt_for_a_family_without_placeholders_names_family_and_modality(toy_pipe):
+    with pytest.raises(mmf.InvalidInputError,
+                       match="family 'toy' names no image placeholder to build a default prompt"):
+        # Refused before any I/O: the source is never fetched.
+        toy_pipe.process(mmf.MmInput(images=["https://unreachable.invalid/x.png"]))
+
+
+def test_text_whose_placeholder_the_tokenizer_split_says_so(toy):
+    pipe = named_toy()
+    by_char = lambda text: [100 + ord(c) % 50 for c in text]  # noqa: E731 - knows no special token
+    with pytest.raises(mmf.LayoutError) as e:
+        pipe.process(mmf.MmInput(images=[IMG], text="look: <img>"), tokenize=by_char)
+    assert str(e.value) == (
+        "prompt has 0 image placeholder(s) for 1 image item(s): the text holds '<img>' but the tokenizer did not "
+        "map it to id 1: the tokenizer lacks the model's special tokens"
+    )
+    # Any other mismatch keeps the layout's own message.
+    with pytest.raises(mmf.LayoutError, match=r"prompt has 0 media placeholder\(s\) but 1 media item\(s\)"):
+        pipe.process(mmf.MmInput(images=[IMG], text="no marker"), tokenize=by_char)
+    with pytest.raises(mmf.LayoutError, match=r"prompt has 0 media placeholder\(s\) but 1 media item\(s\)"):
+        pipe.process(mmf.MmInput(images=[IMG], input_ids=by_char("look: <img>"), text="look: <img>"))
+
+
+@pytest.mark.parametrize("texts, match", [
+    ({"video": "<v>"}, "placeholder_texts names 'video', which has no placeholder id"),
+    ({"image": ""}, r"placeholder_texts\['image'\] must be a non-empty str, got ''"),
+    ({"image": 5}, r"placeholder_texts\['image'\] must be a non-empty str, got 5"),
+])
+def test_capabilities_check_placeholder_texts(texts, match):
+    with pytest.raises(mmf.InternalError, match=match):
+        mmf.Capabilities(placeholders={"image": 1}, placeholder_texts=texts)

@@ -14,7 +14,8 @@ import numpy as np
 import mm_framework as mmf
 from mm_framework.errors import SpecError
 
-FIELDS = {"image_token_id": int, "block": int, "layout": str, "fail_on_width": int, "mrope": bool, "int32_ids": bool}
+FIELDS = {"image_token_id": int, "block": int, "layout": str, "fail_on_width": int, "mrope": bool, "int32_ids": bool,
+          "placeholder_text": str}
 
 
 class ToyFamily:
@@ -30,10 +31,15 @@ class ToyFamily:
         self.fail_on_width = params.get("fail_on_width", -1)
         self.mrope = params.get("mrope", False)
         self.int32_ids = params.get("int32_ids", False)
+        self.placeholder_text = params.get("placeholder_text")
 
     @mmf.hookimpl
     def mm_capabilities(self):
-        return mmf.Capabilities(id_range=(0, 2**31 - 1) if self.int32_ids else None)
+        # With a placeholder text the toy names its placeholder (default prompts, text checks).
+        named = {} if self.placeholder_text is None else {"image": self.token}
+        texts = {} if self.placeholder_text is None else {"image": self.placeholder_text}
+        return mmf.Capabilities(id_range=(0, 2**31 - 1) if self.int32_ids else None, placeholders=named,
+                                placeholder_texts=texts)
 
     def grid(self, width: int, height: int) -> tuple[int, int]:
         return max(1, height // self.block), max(1, width // self.block)

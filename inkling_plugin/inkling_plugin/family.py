@@ -51,6 +51,9 @@ from .api import rescale_patchify, rescaled_size
 from .params import parse_spec
 from .patchify import patch_grid
 
+# The Inkling vocabulary's image placeholder: InklingProcessor's image_token and its id.
+INKLING_IMAGE_TOKEN = (200054, "<|unused_200054|>")
+
 
 class InklingFamily:
     """Family processor for one validated spec; immutable and shared across threads."""
@@ -66,8 +69,11 @@ class InklingFamily:
 
     @hookimpl
     def mm_capabilities(self) -> Capabilities:
-        # Any int64 prompt id: the placeholder is a negative protocol id.
-        return Capabilities(placeholders={"image": self.image_token_id})
+        # Any int64 prompt id: the placeholder is a negative protocol id, which SGLang's
+        # Inkling tokenizer inserts itself (no text maps to it). With the vocabulary's own
+        # image token (transformers' InklingConfig.image_token_id) the template's text is known.
+        texts = {"image": INKLING_IMAGE_TOKEN[1]} if self.image_token_id == INKLING_IMAGE_TOKEN[0] else {}
+        return Capabilities(placeholders={"image": self.image_token_id}, placeholder_texts=texts)
 
     @hookimpl
     def mm_resolved_spec(self) -> dict[str, Any]:

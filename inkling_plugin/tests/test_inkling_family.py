@@ -279,3 +279,17 @@ def test_large_request_identical_across_thread_modes(threads):
         for a, b in zip(outs[0].items, other.items, strict=True):
             assert a.feature == b.feature and a.hash == b.hash
             assert all(a.aux[k] == b.aux[k] for k in a.aux)
+
+
+def test_placeholder_text_only_for_the_vocabularys_image_token():
+    # SGLang's Inkling tokenizer inserts the protocol id -101 itself: no text maps to it.
+    assert mmf.pipeline_from_spec({"family": "inkling"}).capabilities.placeholder_texts == {}
+    caps = mmf.pipeline_from_spec({"family": "inkling", "image_token_id": 200054}).capabilities
+    assert caps.placeholder_texts == {"image": "<|unused_200054|>"} and caps.placeholders == {"image": 200054}
+
+
+def test_the_vocabularys_image_token_is_transformers_inkling_config():
+    from inkling_plugin.family import INKLING_IMAGE_TOKEN
+
+    config = pytest.importorskip("transformers.models.inkling.configuration_inkling")
+    assert config.InklingConfig().image_token_id == INKLING_IMAGE_TOKEN[0]

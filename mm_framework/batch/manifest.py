@@ -18,8 +18,9 @@ from typing import Any
 import attrs
 from blake3 import blake3
 
+from .. import prompt
 from ..checks import is_int
-from ..errors import InvalidInputError, SpecError
+from ..errors import InvalidInputError
 from ..media.policy import URL_PREFIXES
 
 # Extensions a directory or glob contributes (case-insensitive); decoding decides the rest.
@@ -127,9 +128,5 @@ def fingerprint(entries: Sequence[Entry]) -> str:
 
 def default_prompt(family: str, placeholders: Mapping[str, int], given: Sequence[int] | None) -> tuple[int, ...]:
     """The prompt of a request that gives neither ids nor text, per image: ``--input-ids``
-    or else the family's image placeholder."""
-    if given is not None:
-        return tuple(given)
-    if "image" not in placeholders:
-        raise SpecError(f"--input-ids is required: family {family!r} names no image placeholder")
-    return (int(placeholders["image"]),)
+    or else the pipeline's default prompt of one image."""
+    return tuple(given) if given is not None else tuple(prompt.default_prompt(family, placeholders, ["image"]))

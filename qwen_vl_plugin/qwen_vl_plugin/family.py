@@ -76,11 +76,14 @@ class QwenVlFamily:
 
     @mmf.hookimpl
     def mm_capabilities(self) -> mmf.Capabilities:
-        # Qwen vocabularies are int32 token ids; anything else is a caller bug.
-        marks = {"image": self.spec.image_token_id}
+        # Qwen vocabularies are int32 token ids; anything else is a caller bug. The texts are
+        # the processor's image_token / video_token, the same in every Qwen vocabulary.
+        marks, texts = {"image": self.spec.image_token_id}, {"image": "<|image_pad|>"}
         if self.video is not None:
-            marks["video"] = self.video.video.token_id
-        return mmf.Capabilities(video=self.video is not None, id_range=(0, 2**31 - 1), placeholders=marks)
+            marks["video"], texts["video"] = self.video.video.token_id, "<|video_pad|>"
+        return mmf.Capabilities(
+            video=self.video is not None, id_range=(0, 2**31 - 1), placeholders=marks, placeholder_texts=texts
+        )
 
     @mmf.hookimpl
     def mm_resolved_spec(self) -> dict[str, Any]:

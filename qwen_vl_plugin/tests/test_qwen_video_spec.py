@@ -95,7 +95,7 @@ def test_a_spec_without_video_fields_refuses_videos():
     clip = np.zeros((2, 28, 28, 3), np.uint8)
     with pytest.raises(mmf.UnsupportedError, match="item 0: family 'qwen_vl' does not take video"):
         pipe.process(mmf.MmInput(videos=[clip], input_ids=[151656]))
-    with pytest.raises(mmf.UnsupportedError, match="no video fields"):
+    with pytest.raises(mmf.UnsupportedError, match="family 'qwen_vl' does not take video: frames and fps"):
         pipe.num_media_tokens(28, 28, frames=2, fps=1.0)
     # Its image outputs are the video-capable preset's.
     img = mmf.pipeline_from_spec(Q2)
@@ -103,3 +103,10 @@ def test_a_spec_without_video_fields_refuses_videos():
     a = pipe.process(mmf.MmInput(images=[frame], input_ids=[1, Q2["image_token_id"], 2]))
     b = img.process(mmf.MmInput(images=[frame], input_ids=[1, Q2["image_token_id"], 2]))
     assert a.items == b.items and a.input_ids.tolist() == b.input_ids.tolist() and a.positions == b.positions
+
+
+def test_placeholder_texts_follow_the_modalities():
+    assert mmf.pipeline_from_spec(IMAGE_ONLY).capabilities.placeholder_texts == {"image": "<|image_pad|>"}
+    caps = mmf.pipeline_from_spec(Q2).capabilities
+    assert caps.placeholder_texts == {"image": "<|image_pad|>", "video": "<|video_pad|>"}
+    assert caps.placeholders == {"image": Q2["image_token_id"], "video": Q2["video_token_id"]}

@@ -132,7 +132,7 @@ def test_bad_rows_are_error_rows_and_passthrough_is_kept():
         ([b64], None, "a text prompt", "InvalidInputError"),  # text but no tokenizer
         ([b64], [-5, ph], None, "InvalidInputError"),  # outside the id range
         ([b64] * 3, [ph] * 3, None, "LimitExceededError"),
-        ([b64], None, None, "InvalidInputError"),  # no prompt at all
+        ([b64], None, None, None),  # no prompt at all: the default, one placeholder per image
         (["not-base64!"], [ph], None, "MediaError"),
         ([b64], [ph], None, None),
     ]
@@ -146,7 +146,8 @@ def test_bad_rows_are_error_rows_and_passthrough_is_kept():
     result = process_table(pipe, table)
     assert result.column_names[:2] == ["id", "label"] and result.column("label").equals(table.column("label"))
     assert result.column("error_type").to_pylist() == [r[3] for r in rows], result.column("error").to_pylist()
-    assert result.column("num_tokens").null_count == len(rows) - 1
+    assert result.column("num_tokens").null_count == len(rows) - 2
+    assert result.column("input_ids")[5] == result.column("input_ids")[7]
 
 
 def test_pandas_keeps_nullable_integer_columns_integers():

@@ -77,5 +77,5 @@ def test_fingerprint_and_default_prompt():
     assert fingerprint([a, b]) == fingerprint([a, b]) != fingerprint([b, a])
     assert default_prompt("f", {"image": 9}, None) == (9,)
     assert default_prompt("f", {"image": 9}, [1, 2]) == (1, 2)
-    with pytest.raises(mmf.SpecError, match="--input-ids is required: family 'f' names no image placeholder"):
+    with pytest.raises(mmf.InvalidInputError, match="family 'f' names no image placeholder .*give input_ids"):
         default_prompt("f", {"video": 3}, None)

@@ -103,8 +103,12 @@ class Gemma3Family:
     @mmf.hookimpl
     def mm_capabilities(self) -> mmf.Capabilities:
         # The Gemma vocabulary's ids are int32; anything else is a caller bug. The prompt
-        # marks an image with <start_of_image>, which the layout expands.
-        return mmf.Capabilities(id_range=(0, 2**31 - 1), placeholders={"image": self.spec.boi_token_id})
+        # marks an image with <start_of_image> (Gemma3Processor's image_token, the tokenizer's
+        # boi_token), which the layout expands.
+        return mmf.Capabilities(
+            id_range=(0, 2**31 - 1), placeholders={"image": self.spec.boi_token_id},
+            placeholder_texts={"image": "<start_of_image>"},
+        )
 
     @mmf.hookimpl
     def mm_resolved_spec(self) -> dict[str, Any]:

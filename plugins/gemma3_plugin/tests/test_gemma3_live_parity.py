@@ -144,3 +144,19 @@ def test_prompt_expansion_equals_the_processor(processor, text):
     assert [list(o) for o in out.offsets] == [[int(r[0]), int(r[-1])] for r in np.split(soft, n)]
     assert np.array_equal(ref["token_type_ids"][0], (np.asarray(out.input_ids) == PRESET["image_token_id"]))
     assert np.array_equal(pipe.model_kwargs(out)["pixel_values"], ref["pixel_values"])
+
+
+def test_placeholder_text_is_the_processors_image_token(processor):
+    """The family's placeholder text is Gemma3Processor's image token (the tokenizer's
+    boi_token), mapped to the placeholder id, so a text prompt gives the processor's ids."""
+    pipe = mmf.pipeline_from_spec(PRESET)
+    caps = pipe.capabilities
+    assert caps.placeholder_texts == {"image": processor.image_token}
+    assert processor.tokenizer.convert_tokens_to_ids(processor.image_token) == caps.placeholders["image"]
+    text = PROMPTS[1]
+    images = [gemma3_images.make(name) for name in IMAGES[:2]]
+    ref = processor(text=[text], images=[Image.open(io.BytesIO(d)) for d in images], return_tensors="np",
+                    add_special_tokens=False)
+    tokenize = lambda t: processor.tokenizer(t, add_special_tokens=False)["input_ids"]  # noqa: E731
+    out = pipe.process(mmf.MmInput(images=images, text=text), tokenize=tokenize)
+    assert np.asarray(out.input_ids).tolist() == ref["input_ids"][0].tolist()

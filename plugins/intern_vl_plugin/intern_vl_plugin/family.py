@@ -75,7 +75,11 @@ class InternVlFamily:
 
     @mmf.hookimpl
     def mm_capabilities(self) -> mmf.Capabilities:
-        return mmf.Capabilities(placeholders={"image": self.spec.image_token_id})
+        # The slot's text is known when it is <IMG_CONTEXT> (the preset, as SGLang and
+        # transformers' InternVLProcessor); another slot id is a token of the caller's choice.
+        s = self.spec
+        texts = {"image": "<IMG_CONTEXT>"} if s.image_token_id == s.img_context_token_id else {}
+        return mmf.Capabilities(placeholders={"image": s.image_token_id}, placeholder_texts=texts)
 
     @mmf.hookimpl
     def mm_resolved_spec(self) -> dict[str, Any]:

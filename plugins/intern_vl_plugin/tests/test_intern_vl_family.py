@@ -130,3 +130,10 @@ def test_end_to_end_with_the_preset():
     assert out.input_ids.tolist() == [1, 92544] + [92546] * n + [92545, 2]
     assert out.offsets == ((2, 1 + n),)
     assert isinstance(out.positions, mmf.Rope1D)
+
+
+def test_the_slot_has_a_text_only_when_it_is_img_context(family):
+    # A slot of the caller's choice is a token whose text this family cannot know.
+    assert family.mm_capabilities().placeholder_texts == {}
+    caps = mmf.pipeline_from_spec({**SPEC, "image_token_id": 2}).capabilities
+    assert caps.placeholders == {"image": 2} and caps.placeholder_texts == {"image": "<IMG_CONTEXT>"}

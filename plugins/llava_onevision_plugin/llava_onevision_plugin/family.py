@@ -42,8 +42,12 @@ class LlavaOnevisionFamily:
 
     @mmf.hookimpl
     def mm_capabilities(self) -> mmf.Capabilities:
-        # Qwen2 vocabularies are int32 token ids; anything else is a caller bug.
-        return mmf.Capabilities(id_range=(0, 2**31 - 1), placeholders={"image": self.spec.image_token_id})
+        # Qwen2 vocabularies are int32 token ids; anything else is a caller bug. <image> is
+        # LlavaOnevisionProcessor's image_token (an added token of the checkpoint's tokenizer).
+        return mmf.Capabilities(
+            id_range=(0, 2**31 - 1), placeholders={"image": self.spec.image_token_id},
+            placeholder_texts={"image": "<image>"},
+        )
 
     @mmf.hookimpl
     def mm_resolved_spec(self) -> dict[str, Any]:

@@ -111,3 +111,15 @@ def test_prompt_expansion_matches_the_processor(prompt):
     out = pipe.process(mmf.MmInput(images=datas, input_ids=tokenizer(text)["input_ids"]))
     assert out.input_ids.tolist() == ref["input_ids"][0].tolist()
     assert out.model_kwargs()["image_sizes"].tolist() == ref["image_sizes"].tolist()
+
+
+def test_placeholder_text_is_the_processors_image_token():
+    """The text a chat template writes for an image: the checkpoint's processor_config.json
+    image_token, which is also LlavaOnevisionProcessor's default, and its config id."""
+    import inspect
+
+    config, _, pc = gen.read_model(CHECKPOINT)
+    caps = pipeline(CHECKPOINT).capabilities
+    default = inspect.signature(transformers.LlavaOnevisionProcessor.__init__).parameters["image_token"].default
+    assert caps.placeholder_texts == {"image": pc["image_token"]} == {"image": default}
+    assert caps.placeholders == {"image": config["image_token_index"]}

@@ -55,8 +55,12 @@ class PixtralFamily:
 
     @mmf.hookimpl
     def mm_capabilities(self) -> mmf.Capabilities:
-        # Mistral vocabularies (Tekken, SentencePiece) have int32 ids.
-        return mmf.Capabilities(id_range=(0, 2**31 - 1), placeholders={"image": self.spec.image_token_id})
+        # Mistral vocabularies (Tekken, SentencePiece) have int32 ids; [IMG] is
+        # PixtralProcessor's image_token in both.
+        return mmf.Capabilities(
+            id_range=(0, 2**31 - 1), placeholders={"image": self.spec.image_token_id},
+            placeholder_texts={"image": "[IMG]"},
+        )
 
     @mmf.hookimpl
     def mm_resolved_spec(self) -> dict[str, Any]:

@@ -133,3 +133,21 @@ def test_prompt_matches_pixtral_processor(preset, prompt):
         assert pipe.num_media_tokens(w, h) == e - s + 1
         if h not in (1, 3):  # transformers' count misreads those heights (docs/families/pixtral.md §6)
             assert counts["num_image_tokens"][i] == e - s + 2
+
+
+@pytest.mark.skipif(not HAS_TEKKEN, reason="needs mistral-common (the Pixtral-12B Tekken vocabulary)")
+@pytest.mark.parametrize("preset", PRESETS)
+def test_placeholder_text_is_the_processors_image_token(preset):
+    """The family's placeholder text is what the real tokenizer maps to its placeholder id,
+    so a text prompt through that tokenizer gives the processor's ids."""
+    proc = ref.processor(preset)
+    pipe = mmf.pipeline_from_spec(mmf.preset(preset))
+    caps = pipe.capabilities
+    assert caps.placeholder_texts == {"image": proc.image_token}
+    assert proc.tokenizer.convert_tokens_to_ids(proc.image_token) == caps.placeholders["image"] == proc.image_token_id
+    turns = PROMPTS["three"]
+    text = ref.render(preset, turns)
+    datas = [pixtral_images.make(v) for _, content in turns for kind, v in content if kind == "image"]
+    want = proc(text=[text], images=[Image.open(io.BytesIO(d)) for d in datas], return_tensors="np")
+    out = pipe.process(mmf.MmInput(images=datas, text=text), tokenize=lambda t: proc.tokenizer(t)["input_ids"])
+    assert out.input_ids.tolist() == np.asarray(want["input_ids"])[0].tolist()
