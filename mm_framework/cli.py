@@ -280,13 +280,12 @@ def build_parser() -> argparse.ArgumentParser:
                        "each installed family with its distribution and version, the hooks it implements and the "
                        "presets that select it.")
     p.set_defaults(func=cmd_plugins)
-    p = sub.add_parser(
-        "tokens", help="pixel-free token count of one image (or clip) size",
-        description="The tokens one WIDTH x HEIGHT image expands to under SPEC, from the size alone (no pixels); "
-                    "with --frames (and --fps), one clip's, for families that take video.",
-    )
-    p.add_argument("width", type=int, help="the image (or clip frame) width in pixels")
-    p.add_argument("height", type=int, help="the image (or clip frame) height in pixels")
+    p = sub.add_parser("tokens", help="pixel-free token count of one image (or clip) size",
+                       description="Print how many tokens the spec's model spends on an image of width x height "
+                       "(or a clip of that frame size with --frames and --fps, for families that take video), "
+                       "from the family's resize rules alone: no pixels are read.")
+    p.add_argument("width", type=int, help="the image's (or a clip frame's) width in pixels")
+    p.add_argument("height", type=int, help="its height in pixels")
     p.add_argument("--frames", type=int, help="a clip of this many source frames")
     p.add_argument("--fps", type=float, help="the clip's source frame rate (needs --frames)")
     p.add_argument("--spec", default=DEFAULT_PRESET, help=spec_help)

@@ -269,12 +269,6 @@ class NoPlanPlugin:
         register("noplan", NoPlanFamily)
 
 
-def test_tokens_help_describes_the_command():
-    proc = _run("tokens", "--help")
-    text = " ".join(proc.stdout.split())
-    assert proc.returncode == 0 and "from the size alone (no pixels)" in text and "--json" in text
-
-
 def test_process_a_video_for_a_family_without_video_says_so_first(tmp_path, capsys):
     _installed("gemma3_4b_it")
     assert main(["process", "--video", str(tmp_path / "clip.mp4"), "--spec", "gemma3_4b_it"]) == 2
