@@ -26,6 +26,7 @@ from .batch.command import add_parser as add_batch_parser
 from .carriers import MRope
 from .errors import InvalidInputError, MmError
 from .media import content_hash, resolve_sources
+from .media.decode import VIDEO_HINT
 from .media.decoded import DecodedSource
 from .media.policy import URL_PREFIXES
 from .pipeline import Pipeline
@@ -71,10 +72,38 @@ def _item_doc(i: int, item: Any, span: tuple[int, int], name: str) -> dict[str, 
     return {
         "item": i, "source": name, "modality": item.modality, "size": item.size, "processed_size": item.processed_size,
         "frames": item.frames,
-        "geometry": repr(item.geometry), "tokens": span[1] - span[0] + 1, "span": span, "hash": f"{item.hash:#018x}",
+        "geometry": _geometry_text(item.geometry), "tokens": span[1] - span[0] + 1, "span": span,
+        "hash": f"{item.hash:#018x}",
         "feature": None if item.feature is None else {"dtype": item.feature.dtype, "shape": list(item.feature.shape)},
-        "aux": {k: v.array.tolist() if v.array.size <= 8 else list(v.shape) for k, v in item.aux.items()},
+        "aux": {k: _shown(v.array) if v.array.size <= 8 else list(v.shape) for k, v in item.aux.items()},
     }
+
+
+def _f32(x: float) -> float:
+    """``x`` as the shortest decimal that reads back as its float32: the summary shows 0.2
+    where the f32 widens to 0.20000000298023224 (the arrays written keep every bit)."""
+    return float(str(np.float32(x)))
+
+
+def _shown(array: np.ndarray) -> Any:
+    if array.dtype != np.float32:
+        return array.tolist()
+    return np.array([_f32(x) for x in array.ravel()], dtype=object).reshape(array.shape).tolist()
+
+
+def _geometry_text(geometry: Any) -> str:
+    """The geometry's repr, its floats (a video's timestamps, ``second_per_grid_t``) as :func:`_f32` shows them."""
+    if not attrs.has(type(geometry)):
+        return repr(geometry)
+    floats = {f.alias: _rounded(getattr(geometry, f.name)) for f in attrs.fields(type(geometry))
+              if f.init and isinstance(getattr(geometry, f.name), (float, tuple))}
+    return repr(attrs.evolve(geometry, **floats))
+
+
+def _rounded(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return tuple(_rounded(v) for v in value)
+    return _f32(value) if isinstance(value, float) else value
 
 
 def _summary(pipe: Pipeline, out: Output, inp: MmInput, names: Sequence[str], seconds: float) -> dict[str, Any]:
@@ -307,7 +336,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return args.func(args)
     except MmError as e:
-        print(f"error: {type(e).__name__}: {e}", file=sys.stderr)
+        # A clip given as an image: the Python API's remedy is videos=, this one's --video.
+        print(f"error: {type(e).__name__}: {str(e).replace(VIDEO_HINT, 'pass it with --video')}", file=sys.stderr)
         return 2
     except BrokenPipeError:
         # The reader went away (``| head``): stop quietly, and keep Python from

@@ -3,7 +3,10 @@
 Every rejection is one of these, raised for the whole request. ``item`` is the
 0-based index of the media item at fault, or ``None`` when the request (or spec) as a
 whole is at fault; the message always starts with ``item N:`` when an item is known,
-so a log line alone tells which image was bad and why.
+so a log line alone tells which image was bad and why. ``source`` is a short name of
+that item's source (a file name, a URL without its query, a ``data:`` URL's start; see
+:func:`mm_framework.media.policy.source_label`), set by the pipeline and shown as
+``item N (name):``; inline data (bytes, base64 text, pixels) has none.
 """
 
 from __future__ import annotations
@@ -12,16 +15,27 @@ from __future__ import annotations
 class MmError(Exception):
     """Base of every error this library raises on purpose."""
 
-    def __init__(self, message: str, *, item: int | None = None) -> None:
+    def __init__(self, message: str, *, item: int | None = None, source: str | None = None) -> None:
         self.item = item
+        self.source = source if item is not None else None
         self.cause = message
-        super().__init__(f"item {item}: {message}" if item is not None else message)
+        named = f" ({self.source})" if self.source is not None else ""
+        super().__init__(f"item {item}{named}: {message}" if item is not None else message)
 
     def at_item(self, item: int) -> MmError:
         """The same error attributed to ``item`` (used where the index is known late)."""
         if self.item is not None:
             return self
-        err = type(self)(self.cause, item=item)
+        return self._copy(item, self.source)
+
+    def from_source(self, source: str | None) -> MmError:
+        """The same error naming its item's ``source`` (kept if one is named already)."""
+        if self.item is None or source is None or self.source is not None:
+            return self
+        return self._copy(self.item, source)
+
+    def _copy(self, item: int, source: str | None) -> MmError:
+        err = type(self)(self.cause, item=item, source=source)
         err.__cause__ = self.__cause__
         return err
 

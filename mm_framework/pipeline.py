@@ -10,9 +10,10 @@ items fan out on the ``par`` seam.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import functools
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
@@ -25,7 +26,7 @@ from .checks import check_int
 from .errors import MmError, SpecError
 from .family import FamilyHooks, parse_spec
 from .limits import Limits
-from .media.policy import FetchPolicy
+from .media.policy import FetchPolicy, source_label
 from .media.sources import Resolved, resolve_sources, resolve_sources_async
 from .prompt import Tokenize
 from .request import MmInput, Output
@@ -118,26 +119,30 @@ class Pipeline:
 
     def process(self, inp: MmInput, *, tokenize: Tokenize | None = None) -> Output:
         """Run one request on the calling thread (items fan out on the shared pool)."""
-        resolved, times = self._fetch(inp)
-        return driver.run(self._plan, inp, resolved, tokenize, times)
+        with _naming_sources(inp):
+            resolved, times = self._fetch(inp)
+            return driver.run(self._plan, inp, resolved, tokenize, times)
 
     async def process_async(self, inp: MmInput, *, tokenize: Tokenize | None = None) -> Output:
         """Same result as :meth:`process`; the event loop is never blocked."""
-        resolved, times = await self._fetch_async(inp)
-        return await asyncio.to_thread(driver.run, self._plan, inp, resolved, tokenize, times)
+        with _naming_sources(inp):
+            resolved, times = await self._fetch_async(inp)
+            return await asyncio.to_thread(driver.run, self._plan, inp, resolved, tokenize, times)
 
     def count_tokens(self, inp: MmInput, *, tokenize: Tokenize | None = None) -> Output:
         """:meth:`process` without pixels: the same ids, offsets, positions, hashes, sizes
         and geometry, from image headers alone (items have ``feature=None``)."""
-        resolved, times = self._fetch(inp)
-        return driver.count(self._plan, inp, resolved, tokenize, times)
+        with _naming_sources(inp):
+            resolved, times = self._fetch(inp)
+            return driver.count(self._plan, inp, resolved, tokenize, times)
 
     def stored_pixels(self, inp: MmInput, *, tokenize: Tokenize | None = None) -> tuple[Output, list[np.ndarray]]:
         """:meth:`count_tokens` plus each item's uint8 pixels as the family stores them
         (``mm_stored_pixels``; ``hooks.features_from_pixels`` rebuilds the exact features).
         ``UnsupportedError`` for families without those hooks."""
-        resolved, times = self._fetch(inp)
-        return driver.store(self._plan, inp, resolved, tokenize, times)
+        with _naming_sources(inp):
+            resolved, times = self._fetch(inp)
+            return driver.store(self._plan, inp, resolved, tokenize, times)
 
     def process_many(
         self,
@@ -226,6 +231,19 @@ class Pipeline:
     def model_kwargs(self, out: Output) -> dict[str, np.ndarray]:
         """The model runner's keyword tensors for ``out``'s items, as this family defines them."""
         return self._plan.hooks.model_kwargs(out.items)
+
+
+@contextlib.contextmanager
+def _naming_sources(inp: MmInput) -> Iterator[None]:
+    """An error about one item of ``inp`` names that item's source (``item 1 (cat.png): ...``)."""
+    try:
+        yield
+    except MmError as e:
+        pairs = inp.sources
+        named = e.from_source(source_label(pairs[e.item][1])) if e.item is not None and e.item < len(pairs) else e
+        if named is e:
+            raise
+        raise named from None
 
 
 def _sources(inp: MmInput) -> tuple[list[Any], list[bool]]:

@@ -96,9 +96,13 @@ class SpecFields:
     def _label(self, name: str) -> str:
         return name if self._family is None else f"{self._family} spec: field {name!r}"
 
-    def error(self, name: str, problem: str) -> SpecError:
-        """``SpecError("<family> spec: field '<name>' <problem>")``, for rules that span fields."""
-        return SpecError(f"{self._label(name)} {problem}")
+    def error(self, name: str | list[str], problem: str) -> SpecError:
+        """``SpecError("<family> spec: field '<name>' <problem>")``, for rules that span fields;
+        a list of names reads ``fields 'a', 'b' <problem>``."""
+        if isinstance(name, str):
+            return SpecError(f"{self._label(name)} {problem}")
+        listed = _listed(name) if self._family is None else f"{self._family} spec: field{_plural(name)} {_listed(name)}"
+        return SpecError(f"{listed} {problem}")
 
     def integer(
         self, name: str, *, minimum: int | None = None, maximum: int | None = None, nullable: bool = False

@@ -101,6 +101,11 @@ def fifo(tmp: Path) -> str:
     return str(path)
 
 
+def file(path: Path, data: bytes) -> Path:
+    path.write_bytes(data)
+    return path
+
+
 def b64(data: bytes) -> str:
     return base64.b64encode(data).decode()
 
@@ -121,6 +126,9 @@ CASES = {
     "bit-flipped JPEG entropy data": (lambda t: ([GOOD, flip(enc("JPEG"), len(enc("JPEG")) // 2)], None, None), "accepted", None),
     "PNG header claiming 100000x100000": (lambda t: ([GOOD, png_header(100_000, 100_000)], None, None), "LimitExceededError", 1),
     "JPEG bomb declaring 65000x65000": (lambda t: ([GOOD, jpeg_bomb()], None, None), "LimitExceededError", 1),
+    "PNG bomb under a limit above Pillow's": (
+        lambda t: ([GOOD, png_header(100_000, 100_000)], None, mmf.Limits(max_image_pixels=10**10)),
+        "LimitExceededError", 1),
     "GIF with 3000 frames": (lambda t: ([many_frame_gif()], None, None), "accepted", None),
     "16-bit grey PNG": (lambda t: ([GOOD, mode_image("I;16")], None, None), "MediaError", 1),
     "48-bit RGB PNG": (lambda t: ([mode_image("RGB48")], None, None), "accepted", None),
@@ -232,6 +240,10 @@ VIDEO_CASES = {
     "decoded clip with a negative fps": (
         lambda t: ([GOOD], [mmf.VideoFrames(FRAMES, fps=-10.0)], None, None), SPEC, "InvalidInputError", 1),
     "video path that does not exist": (lambda t: ([GOOD], [str(t / "missing.mp4")], None, None), SPEC, "FetchError", 1),
+    "MP4 clip as an image": (lambda t: ([GOOD, clip()], [], None, None), SPEC, "MediaError", 1),
+    "WebM clip as an image": (lambda t: ([GOOD, clip(5, "libvpx-vp9", "webm")], [], None, None), SPEC, "MediaError", 1),
+    "MP4 file as an image, named": (
+        lambda t: ([GOOD, file(t / "clip.mp4", clip())], [], None, None), SPEC, "MediaError", 1),
     "more video placeholders than videos": (
         lambda t: ([], [FRAMES], [5, VPAD, 6, VPAD], None), SPEC, "LayoutError", None),
 }
@@ -271,7 +283,7 @@ def test_bad_input(case, pipe, reference, tmp_path):
     images, ids, limits = build(tmp_path)
     ids = ids if ids is not None else [5] + [PAD, 6] * len(images)
     p = pipe if limits is None else mmf.pipeline_from_spec(SPEC, limits=limits)
-    check(case, p, mmf.MmInput(images=images, input_ids=ids), expected, item, pipe, reference)
+    check(case, p, mmf.MmInput(images=images, input_ids=ids), expected, item, pipe, reference, tmp_path)
 
 
 @pytest.mark.parametrize("case", list(VIDEO_CASES))
@@ -284,18 +296,26 @@ def test_bad_video_input(case, pipe, reference, tmp_path):
     p = pipe if spec is SPEC and limits is None else mmf.pipeline_from_spec(spec, limits=limits)
     if spec is QWEN3:
         ids = [{PAD: spec["image_token_id"], VPAD: spec["video_token_id"]}.get(i, i) for i in ids]
-    check(case, p, mmf.MmInput(images=images, videos=videos, input_ids=ids), expected, item, pipe, reference)
+    check(case, p, mmf.MmInput(images=images, videos=videos, input_ids=ids), expected, item, pipe, reference, tmp_path)
 
 
 @pytest.mark.parametrize("case", list(PROMPT_CASES))
-def test_bad_prompt(case, pipe, reference):
+def test_bad_prompt(case, pipe, reference, tmp_path):
     request, tokenize, expected, item = PROMPT_CASES[case]
-    check(case, pipe, request, expected, item, pipe, reference, tokenize)
+    check(case, pipe, request, expected, item, pipe, reference, tmp_path, tokenize)
 
 
-def check(case, p, request, expected, item, pipe, reference, tokenize=None):
-    """``request`` on ``p`` ends as ``expected`` (at ``item``), in time and memory, and the
-    shared ``pipe`` still gives ``reference`` for a good request afterwards."""
+def documented_messages() -> dict[str, str]:
+    """case -> the message its row of docs/bad-input.md shows."""
+    rows = re.finditer(r"^\| ([^|]+?) \|.*\| `(.+)` \|$", DOCS.read_text(), re.M)
+    # A table cell escapes "|" as "\\|".
+    return {m.group(1): m.group(2).replace("\\|", "|") for m in rows}
+
+
+def check(case, p, request, expected, item, pipe, reference, tmp, tokenize=None):
+    """``request`` on ``p`` ends as ``expected`` (at ``item``, with the message of its
+    docs row, ``<dir>`` standing for ``tmp``), in time and memory, and the shared ``pipe``
+    still gives ``reference`` for a good request afterwards."""
     tracemalloc.start()
     t0 = time.perf_counter()
     try:
@@ -309,8 +329,8 @@ def check(case, p, request, expected, item, pipe, reference, tokenize=None):
     assert got == expected, f"{case}: {got} {err}"
     if err is not None:
         assert err.item == item, f"{case}: item {err.item} != {item}: {err}"
-        if item is not None:
-            assert str(err).startswith(f"item {item}: ")
+        documented = documented_messages()[case].replace("<dir name>", tmp.name).replace("<dir>", str(tmp))
+        assert str(err) == documented, f"{case}: the message differs from docs/bad-input.md"
     assert seconds < MAX_SECONDS, f"{case}: took {seconds:.2f}s"
     assert peak < MAX_ALLOC, f"{case}: allocated {peak / 2**20:.1f} MiB"
     after = pipe.process(mmf.MmInput(images=[GOOD], input_ids=[5, PAD, 6]))

@@ -89,7 +89,7 @@ def test_errors_exit_2_with_the_typed_message(toy, tmp_path, capsys):
     bad = tmp_path / "bad.png"
     bad.write_bytes(b"not an image")
     assert main(["process", "--spec", "toy_default", str(bad), "--input-ids", "1"]) == 2
-    assert "MediaError: item 0: image decode" in capsys.readouterr().err
+    assert "MediaError: item 0 (bad.png): image decode" in capsys.readouterr().err
     assert main(["process", "--spec", "no-such-preset"]) == 2
     assert "neither a preset" in capsys.readouterr().err
     assert main(["process", "--spec", "toy_default", "--input-ids", "1,a"]) == 2
@@ -272,10 +272,10 @@ class NoPlanPlugin:
 def test_process_a_video_for_a_family_without_video_says_so_first(tmp_path, capsys):
     _installed("gemma3_4b_it")
     assert main(["process", "--video", str(tmp_path / "clip.mp4"), "--spec", "gemma3_4b_it"]) == 2
-    assert capsys.readouterr().err == "error: UnsupportedError: item 0: family 'gemma3' does not take video\n"
+    assert capsys.readouterr().err == "error: UnsupportedError: item 0 (clip.mp4): family 'gemma3' does not take video\n"
     assert main(["process", str(tmp_path / "a.png"), "--video", "clip.mp4", "--spec", "gemma3_4b_it",
                  "--input-ids", "255999"]) == 2
-    assert "UnsupportedError: item 1: family 'gemma3' does not take video" in capsys.readouterr().err
+    assert "UnsupportedError: item 1 (clip.mp4): family 'gemma3' does not take video" in capsys.readouterr().err
 
 
 def test_default_prompt_of_an_image_and_a_video(tmp_path, capsys):
@@ -298,3 +298,23 @@ def test_default_prompt_of_an_image_and_a_video(tmp_path, capsys):
     spans = [[(it["modality"], it["span"]) for it in doc["items"]] for doc in docs]
     assert spans[0] == spans[1]
     assert docs[0]["tokens"] == docs[1]["tokens"] and docs[0]["layout"] == docs[1]["layout"]
+
+
+def test_errors_name_the_file_tell_a_clip_to_use_video_and_word_a_bomb(toy, tmp_path, capsys):
+    from test_bad_input import clip, jpeg_bomb
+
+    good, notes = tmp_path / "a.png", tmp_path / "notes.txt"
+    good.write_bytes(png_bytes(8, 4))
+    notes.write_text("just notes\n")
+    assert main(["process", "--spec", "toy_default", str(good), str(notes), "--input-ids", "1,1"]) == 2
+    assert "MediaError: item 1 (notes.txt): image decode: cannot identify image file" in capsys.readouterr().err
+    movie = tmp_path / "m.mp4"
+    movie.write_bytes(clip())
+    assert main(["process", "--spec", "toy_default", str(movie), "--input-ids", "1"]) == 2
+    assert "item 0 (m.mp4): image decode: not an image but a video (MP4): pass it with --video" in capsys.readouterr().err
+    bomb = tmp_path / "bomb.jpg"
+    bomb.write_bytes(jpeg_bomb())
+    assert main(["process", "--spec", "toy_default", str(bomb), "--input-ids", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "item 0 (bomb.jpg): image is 65000x65000 = 4225000000 pixels, above the limit of" in err
+    assert "decompression bomb" not in err.lower()

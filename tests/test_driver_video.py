@@ -104,7 +104,7 @@ def encode_clip(frames: np.ndarray, fps: int = 10) -> bytes:
 
 
 def test_family_without_video_rejects_a_video_before_any_io(toy_pipe):
-    with pytest.raises(mmf.UnsupportedError, match="item 1: family 'toy' does not take video") as e:
+    with pytest.raises(mmf.UnsupportedError, match=r"item 1 \(https://unreachable.invalid/x.mp4\): family 'toy' does not take video") as e:
         toy_pipe.process(mmf.MmInput(images=[png_bytes(4, 4)], videos=["https://unreachable.invalid/x.mp4"],
                                      input_ids=[1]))
     assert e.value.item == 1

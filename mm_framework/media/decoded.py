@@ -24,7 +24,7 @@ from PIL import Image
 
 from ..carriers import DecodedImage, DecodeOptions
 from ..errors import LimitExceededError, MediaError
-from .decode import QUARTER_TURNS, pil_to_rgb
+from .decode import QUARTER_TURNS, check_image_pixels, pil_to_rgb
 from .policy import ByteBudget
 
 HASH_CONTEXT = "mm_framework 2026-12 decoded image v1"
@@ -81,8 +81,7 @@ def take_decoded(src: Image.Image | np.ndarray, max_pixels: int, budget: ByteBud
         h, w = src.shape[:2] if src.ndim >= 2 else (0, 0)
     else:
         w, h = src.size
-    if w * h > max_pixels:
-        raise LimitExceededError(f"image is {w}x{h} = {w * h} pixels, above the limit of {max_pixels}")
+    check_image_pixels(w, h, max_pixels)
     if isinstance(src, np.ndarray):
         image, mode = _from_array(src)
         nbytes, extra, pixels = image.nbytes, b"", image.data

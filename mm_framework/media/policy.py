@@ -1,8 +1,8 @@
 """What a media fetch may do and how much it may read.
 
 * the source forms (:data:`FORMS`) and :func:`source_form`, which tells them apart by
-  the reference's precedence (table in :mod:`.sources`), and :func:`shown_source`, the one
-  place that decides how a source appears in messages;
+  the reference's precedence (table in :mod:`.sources`), and :func:`shown_source` and
+  :func:`source_label`, the places that decide how a source appears in messages;
 * :class:`FetchPolicy`, the forms, local roots and network targets a pipeline allows;
 * the byte caps: :class:`ByteBudget`, one request's shared budget, and
   :class:`Collector`, one source's bytes under its cap and that budget.
@@ -140,6 +140,46 @@ def shown_source(source: str) -> str:
     """A source as error messages show it: no userinfo, and long text abbreviated."""
     source = redact(source)
     return source if len(source) <= 256 else f"{source[:128]}... ({len(source)} chars)"
+
+
+LABEL_CHARS = 80  # the most of a source an error's "item N (...)" shows
+
+
+def source_label(source: Any) -> str | None:
+    """The short name an error gives an item's source: a path's (or ``file://`` URL's)
+    file name, an http(s) URL without userinfo, query or fragment (signed URLs carry
+    credentials there), the start of a ``data:`` URL; None for inline data (bytes,
+    base64 text, pixels), which has no name worth showing."""
+    if isinstance(source, os.PathLike):
+        return _file_name(os.fsdecode(source))
+    if not isinstance(source, str):
+        return None
+    form = source_form(source)
+    if form in ("path", "file"):
+        return _file_name(source.removeprefix("file://"))
+    if form in HTTP_FORMS:
+        url = redact(source)
+        cut = min((i for i in (url.find("?"), url.find("#")) if i >= 0), default=len(url))
+        return _abbreviated(url[:cut]) + ("?..." if cut < len(url) else "")
+    if form == "data":
+        head, comma, _ = source[: LABEL_CHARS // 2].partition(",")
+        if comma:
+            return f"{head},..."
+        media, semi, _ = head.partition(";")  # without a comma, what follows may be payload: never shown
+        return f"{media};..." if semi else "data:..."
+    return None
+
+
+def _file_name(path: str) -> str:
+    return _abbreviated(os.path.basename(path.rstrip("/")) or path)
+
+
+def _abbreviated(text: str) -> str:
+    # The end of a path or URL is its file name: keep both ends.
+    if len(text) <= LABEL_CHARS:
+        return text
+    tail = LABEL_CHARS // 2
+    return f"{text[: LABEL_CHARS - tail - 3]}...{text[-tail:]}"
 
 
 def check_form(form: str, policy: FetchPolicy) -> None:

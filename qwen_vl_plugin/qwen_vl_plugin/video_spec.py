@@ -28,7 +28,7 @@ from typing import Any
 
 import attrs
 
-from mm_framework import SpecFields
+from mm_framework import SpecError, SpecFields
 
 from .video_prompt import TimestampVocab
 
@@ -92,9 +92,11 @@ def parse_video(f: SpecFields, params: Mapping[str, Any], image_token_id: int) -
         return None
     processor = f.choice("video_processor", VIDEO_PROCESSORS)
 
+    missing: dict[str, list[str]] = {}  # why -> the fields it requires that are absent
+
     def need(name: str, why: str) -> None:
         if params.get(name) is None:
-            raise f.error(name, f"is required {why}")
+            missing.setdefault(why, []).append(name)
 
     def refuse(name: str, why: str) -> None:
         if params.get(name) is not None:
@@ -102,16 +104,23 @@ def parse_video(f: SpecFields, params: Mapping[str, Any], image_token_id: int) -
 
     for name in ("video_token_id", "video_min_pixels", "video_max_pixels", "video_sample_frames"):
         need(name, "when 'video_processor' is set")
-    sample = f.boolean("video_sample_frames")
+    if processor == "qwen3":
+        for name in _QWEN3_ONLY:
+            need(name, f"with video_processor {processor!r}")
+    sample = None if params.get("video_sample_frames") is None else f.boolean("video_sample_frames")
     for name in _SAMPLING:
         if sample and (name != "video_fps" or processor == "qwen2"):
             # transformers' Qwen2 sampler crashes without a rate (docs/families/qwen_vl_video.md §3).
             need(name, f"when video_sample_frames is true (video_processor {processor!r})")
-        elif not sample:
+    if missing:
+        raise _missing(f, missing)
+    for name in _SAMPLING:
+        if not sample:
             refuse(name, "when video_sample_frames is false")
-    for name in _QWEN3_ONLY:
-        (need if processor == "qwen3" else refuse)(name, f"with video_processor {processor!r}")
-    if processor == "qwen3":
+    if processor == "qwen2":
+        for name in _QWEN3_ONLY:
+            refuse(name, f"with video_processor {processor!r}")
+    else:
         refuse("tokens_per_second", "with video_processor 'qwen3' (it is Qwen2.5-VL's)")
     spec = VideoSpec(
         processor=processor,
@@ -130,6 +139,17 @@ def parse_video(f: SpecFields, params: Mapping[str, Any], image_token_id: int) -
     )
     _check_distinct(f, image_token_id, spec)
     return spec
+
+
+def _missing(f: SpecFields, missing: dict[str, list[str]]) -> SpecError:
+    """One error naming every absent field the others require (a spec filled in halfway
+    learns all it lacks at once), with why each is needed."""
+    names = [name for group in missing.values() for name in group]
+    verb = "is" if len(names) == 1 else "are"
+    if len(missing) == 1:
+        return f.error(names, f"{verb} required {next(iter(missing))}")
+    why = "; ".join(f"{', '.join(map(repr, group))} {reason}" for reason, group in missing.items())
+    return f.error(names, f"{verb} required: {why}")
 
 
 def check_pixels(f: SpecFields, v: VideoSpec, factor: int) -> None:

@@ -3,7 +3,10 @@ cross-field rules, and a spec without video fields refusing videos."""
 
 from __future__ import annotations
 
+import ast
 import copy
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -110,3 +113,28 @@ def test_placeholder_texts_follow_the_modalities():
     caps = mmf.pipeline_from_spec(Q2).capabilities
     assert caps.placeholder_texts == {"image": "<|image_pad|>", "video": "<|video_pad|>"}
     assert caps.placeholders == {"image": Q2["image_token_id"], "video": Q2["video_token_id"]}
+
+
+def test_a_half_set_spec_names_every_missing_field_in_one_error():
+    with pytest.raises(mmf.SpecError) as e:
+        build(Q25, video_sample_frames=True, video_fps=2.0)
+    assert str(e.value) == ("qwen_vl spec: fields 'video_min_frames', 'video_max_frames' are required when "
+                            "video_sample_frames is true (video_processor 'qwen2')")
+    with pytest.raises(mmf.SpecError) as e:
+        build(Q3, vision_end_token_id=..., video_min_frames=..., video_max_frames=...)
+    assert str(e.value) == ("qwen_vl spec: fields 'vision_end_token_id', 'video_min_frames', 'video_max_frames' are "
+                            "required: 'vision_end_token_id' with video_processor 'qwen3'; 'video_min_frames', "
+                            "'video_max_frames' when video_sample_frames is true (video_processor 'qwen3')")
+
+
+def test_the_readme_fps_sampling_spec_samples_at_2_fps():
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    fields = re.search(r'spec = \{\*\*mmf\.preset\("qwen2_5_vl"\),\s*(.*?)\}', readme, re.S)
+    assert fields, "README.md lost its Qwen2.5-VL fps sampling spec"
+    spec = {**Q25, **ast.literal_eval("{" + fields.group(1) + "}")}
+    pipe = mmf.pipeline_from_spec(spec)
+    every_frame = mmf.pipeline_from_spec(Q25).num_media_tokens(320, 240, frames=300, fps=30.0)
+    assert pipe.num_media_tokens(320, 240, frames=300, fps=30.0) * 15 == every_frame  # 20 frames of 300
+    for name in ("video_fps", "video_min_frames", "video_max_frames"):
+        with pytest.raises(mmf.SpecError, match=f"field '{name}' is required"):
+            mmf.pipeline_from_spec({k: v for k, v in spec.items() if k != name})

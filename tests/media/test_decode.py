@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import io
+import struct
+import warnings
+import zlib
 
 import numpy as np
 import pytest
 from PIL import Image
 
 import mm_framework as mmf
-from mm_framework.media.decode import decode_rgb, image_size
+from mm_framework.media.decode import declared_size, decode_rgb, image_size
 
 
 def encode(im: Image.Image, fmt: str, **kw) -> bytes:
@@ -109,3 +112,83 @@ def test_header_size_and_limit():
     assert image_size(data) == (6, 4)
     with pytest.raises(mmf.LimitExceededError, match="6x4 = 24 pixels, above the limit of 23"):
         decode_rgb(data, mmf.DecodeOptions(max_pixels=23))
+
+
+# --- the size from the header, read before Pillow; videos sent as images -----------------
+
+
+def png_claiming(w: int, h: int) -> bytes:
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(b"\0" * 64)) + chunk(b"IEND", b""))
+
+
+NOISE = Image.effect_noise((37, 23), 40).convert("RGB")
+
+
+@pytest.mark.parametrize("fmt, kw", [
+    ("PNG", {}), ("GIF", {}), ("BMP", {}), ("WEBP", {"lossless": True}), ("WEBP", {"quality": 50}),
+    ("WEBP", {"exif": b"Exif\0\0II*\0\x08\0\0\0\0\0"}), ("JPEG", {}), ("JPEG", {"progressive": True}),
+    ("JPEG", {"icc_profile": b"\0" * 70000, "exif": b"Exif\0\0" + b"\xff\xc0" * 100}),
+])
+def test_declared_size_is_the_size_pillow_reads(fmt, kw):
+    data = encode(NOISE, fmt, **kw)
+    assert declared_size(data) == Image.open(io.BytesIO(data)).size == (37, 23)
+
+
+def test_declared_size_of_a_top_down_bmp_and_of_no_header():
+    bmp = bytearray(encode(NOISE, "BMP"))
+    struct.pack_into("<i", bmp, 22, -23)  # rows stored top-down
+    assert declared_size(bytes(bmp)) == Image.open(io.BytesIO(bytes(bmp))).size == (37, 23)
+    for data in (b"", b"\xff\xd8\xff" + b"\0" * (1 << 20), encode(NOISE, "PNG")[:20], b"BM", encode(NOISE, "TIFF")):
+        assert declared_size(data) is None
+    assert declared_size(encode(NOISE, "PNG"), formats=("JPEG",)) is None
+
+
+def test_a_bomb_is_refused_before_pillow_with_both_sides():
+    with warnings.catch_warnings():
+        # 10000x10000 is past Pillow's warning threshold: the limit refuses it before Pillow opens it.
+        warnings.simplefilter("error", Image.DecompressionBombWarning)
+        with pytest.raises(mmf.LimitExceededError) as e:
+            decode_rgb(png_claiming(10_000, 10_000), mmf.DecodeOptions(max_pixels=10**6))
+    assert str(e.value) == ("image is 10000x10000 = 100000000 pixels, above the limit of 1000000 pixels "
+                            "(Limits.max_image_pixels)")
+
+
+def test_pillows_own_refusal_under_a_higher_limit_says_whose_limit():
+    with pytest.raises(mmf.LimitExceededError) as e:
+        decode_rgb(png_claiming(100_000, 100_000), mmf.DecodeOptions(max_pixels=10**11))
+    assert str(e.value) == ("image is 100000x100000 = 10000000000 pixels, above the limit of 178956970 pixels "
+                            "Pillow opens (twice PIL.Image.MAX_IMAGE_PIXELS)")
+
+
+def container(kind: bytes) -> bytes:
+    return {
+        b"isom": b"\0\0\0\x20ftypisom\0\0\x02\0isomiso2avc1mp41" + b"\0" * 64,
+        b"qt  ": b"\0\0\0\x14ftypqt  \0\0\x02\0qt  " + b"\0" * 64,
+        b"3gp4": b"\0\0\0\x14ftyp3gp4\0\0\x02\x003gp4" + b"\0" * 64,
+        b"webm": b"\x1a\x45\xdf\xa3\x9f\x42\x86\x81\x01\x42\x82\x84webm" + b"\0" * 64,
+        b"avi": b"RIFF\0\x10\0\0AVI LIST" + b"\0" * 64,
+        b"ts": (b"\x47\x40\x00\x10" + b"\xff" * 184) * 3,
+    }[kind]
+
+
+@pytest.mark.parametrize("kind, name", [
+    (b"isom", "MP4"), (b"qt  ", "QuickTime"), (b"3gp4", "3GP"), (b"webm", "WebM/Matroska"), (b"avi", "AVI"),
+    (b"ts", "MPEG-TS"),
+])
+def test_a_video_sent_as_an_image_is_named_so(kind, name):
+    with pytest.raises(mmf.MediaError) as e:
+        decode_rgb(container(kind))
+    assert str(e.value) == f"image decode: not an image but a video ({name}): pass it in videos="
+
+
+def test_audio_and_image_containers_are_not_called_videos():
+    m4a = b"\0\0\0\x18ftypM4A \0\0\x02\0M4A isom" + b"\0" * 64
+    with pytest.raises(mmf.MediaError, match="image decode: cannot identify image file"):
+        decode_rgb(m4a)
+    heic = b"\0\0\0\x18ftypheic\0\0\0\0mif1heic" + b"\0" * 64
+    with pytest.raises(mmf.MediaError, match="unsupported format HEIC"):
+        decode_rgb(heic)

@@ -307,9 +307,9 @@ def test_pipeline_passes_its_policy_to_http(origin):
     with probe_family():
         pipe = probe_pipeline(fetch_policy=mmf.FetchPolicy(allow_private_networks=False))
         inp = mmf.MmInput(images=[IMAGE, origin.url("/img.png")], input_ids=[PLACEHOLDER, PLACEHOLDER])
-        with pytest.raises(mmf.FetchError, match="item 1: .*allow_private_networks=False"):
+        with pytest.raises(mmf.FetchError, match=r"item 1 \(http://[^)]*/img.png\): .*allow_private_networks=False"):
             pipe.process(inp)
-        with pytest.raises(mmf.FetchError, match="item 1: .*allow_private_networks=False"):
+        with pytest.raises(mmf.FetchError, match=r"item 1 \(http://[^)]*/img.png\): .*allow_private_networks=False"):
             asyncio.run(pipe.process_async(inp))
 
 
