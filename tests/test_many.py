@@ -8,7 +8,6 @@ import threading
 import pytest
 
 import mm_framework as mmf
-from mm_framework import par
 from mm_framework.testing import assert_same_output
 
 from conftest import png_bytes

@@ -186,7 +186,9 @@ def _check_load(pipe, requests):
 
     for k, want in enumerate(serial):
         same(want, results[k], f"request {k}")
-    del results, futures, serial
+    # clear, not del: loop_side's closure shares the name, and del would leave it unbound
+    results.clear()
+    del futures, serial
     gc.collect()
     mem_after = tracemalloc.get_traced_memory()[0]
     tracemalloc.stop()

@@ -14,7 +14,6 @@ from mm_framework.kernels import native
 from mm_framework.kernels import patchify as patchify_module
 from mm_framework.errors import InternalError, MediaError
 from mm_framework.kernels import (
-    ChannelNorm,
     channel_norm_fused,
     channel_norm_pil,
     normalize_lut_fused,
@@ -53,7 +52,6 @@ def test_patchify_equals_hf_reshape(h, w, ps, m, tps):
 def test_patchify_fused_matches_unfused_bitwise(threads):
     """Block-row fan-out, preallocated ``out`` and a non-contiguous source change nothing."""
     from mm_framework import par
-    from mm_framework.kernels import patchify as patchify_module
 
     big = gen.source_image(600, 1000, 5)
     rgb = big[:576, 48:944]  # 576 x 896, not C-contiguous
