@@ -32,8 +32,8 @@ from .media.policy import URL_PREFIXES
 from .pipeline import Pipeline
 from .request import MmInput, Output
 from .request import input_ids_from_arg as _ids
-from .specs import spec_from_arg as _spec
 from .settings import check_environment
+from .specs import spec_from_arg as _spec
 
 DEFAULT_PRESET = "qwen2_vl"
 SAMPLE = "sample.jpg"
@@ -274,11 +274,7 @@ class _Version(argparse.Action):
                          help="show the version and the kernels in use, and exit")
 
     def __call__(self, parser: argparse.ArgumentParser, *args: Any) -> None:
-        try:
-            print(f"mm-framework {__version__}; {_kernels()}")
-        except MmError as e:
-            print(f"error: {type(e).__name__}: {e}", file=sys.stderr)
-            parser.exit(2)
+        print(f"mm-framework {__version__}; {_kernels()}")  # an MmError goes to main's handler
         parser.exit()
 
 
@@ -329,11 +325,11 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
-    args = parser.parse_args(argv)
-    if args.command is None:
-        parser.print_help()
-        return 0
     try:
+        args = parser.parse_args(argv)  # --version reads the environment while parsing
+        if args.command is None:
+            parser.print_help()
+            return 0
         return args.func(args)
     except MmError as e:
         # A clip given as an image: the Python API's remedy is videos=, this one's --video.
