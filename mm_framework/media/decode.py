@@ -11,7 +11,6 @@ import re
 import struct
 
 import attrs
-import numpy as np
 from PIL import Image, ImageOps
 
 from ..carriers import DecodedImage, DecodeOptions
