@@ -14,7 +14,7 @@ from typing import Any
 from . import plugins as _plugins
 from .cache import CacheStats, FeatureCache
 from .carriers import (
-    Capabilities, DecodedImage, DecodeOptions, Grid, ItemPlan, ItemTimings, MRope, OutputItem, ProcessedItem, Rope1D,
+    Capabilities, ClipHeader, DecodedImage, DecodeOptions, Grid, ImageHeader, ItemPlan, ItemTimings, MRope, OutputItem, ProcessedItem, Rope1D,
     Tensor, Tiles, Timings, VideoFrames,
 )
 from .errors import (
@@ -35,9 +35,10 @@ from .limits import Limits
 from .media import FetchPolicy, content_hash, decode_rgb, take_source
 from .handoff import to_torch
 from .pipeline import Pipeline, pipeline_from_spec
-from .media.video import ClipHeader, VideoClip, decode_clip
+from .media.video import VideoClip, decode_clip
 from .media.video_frames import clip_from_frames, select_frames
-from .request import MmInput, Output
+from .modality import Modality
+from .request import Image, Item, MmInput, Output, Video
 from .spec_fields import SpecFields
 from .specs import preset, spec_from_arg, spec_from_hf_configs, spec_from_model_dir
 
@@ -57,7 +58,7 @@ def list_presets() -> dict[str, dict[str, Any]]:
 
 
 __all__ = [
-    "CacheStats", "Capabilities", "ClipHeader", "VideoClip", "VideoFrames", "DecodeOptions", "DecodedImage", "Explicit", "ExpandedPrompt", "FeatureCache",
+    "CacheStats", "Capabilities", "Image", "ImageHeader", "Item", "Modality", "Video", "ClipHeader", "VideoClip", "VideoFrames", "DecodeOptions", "DecodedImage", "Explicit", "ExpandedPrompt", "FeatureCache",
     "FetchError", "FetchPolicy", "Grid", "InternalError", "InvalidInputError", "ItemPlan", "ItemTimings",
     "LayoutError", "LimitExceededError", "Limits", "MRope", "Media", "MediaError", "MmError", "MmInput", "Output",
     "OutputItem", "Pipeline", "ProcessedItem", "Repeat", "Rope1D", "SpecError", "SpecFields", "Tensor", "Text",

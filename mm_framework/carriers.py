@@ -12,8 +12,8 @@ from typing import Any, Literal, Union
 import attrs
 import numpy as np
 
-from .checks import check_rgb
-from .errors import InternalError
+from .checks import check_int, check_rgb
+from .errors import InternalError, MediaError
 
 DType = Literal["f32", "i64", "bf16"]
 
@@ -137,27 +137,88 @@ def _placeholder_texts(caps: Capabilities, _attr: Any, value: Mapping[str, str])
             raise InternalError(f"placeholder_texts[{modality!r}] must be a non-empty str, got {text!r}")
 
 
+def _item_options(caps: Capabilities, _attr: Any, value: Mapping[str, Mapping[str, str]]) -> None:
+    for modality, names in value.items():
+        if modality not in caps.modalities:
+            raise InternalError(f"item_options names {modality!r}, which is not one of modalities {caps.modalities}")
+        for name, key in names.items():
+            if not (isinstance(name, str) and name and isinstance(key, str) and key):
+                raise InternalError(f"item_options[{modality!r}] must map option names to spec fields, got {name!r}")
+
+
 @attrs.frozen
 class Capabilities:
-    """What a family accepts beyond still images: videos, and the prompt id range.
+    """What a family accepts: its modalities, per-item options and prompt id range.
 
-    ``video``: the family processes clips (``mm_sample_frames``, ``mm_process_item`` with a
-    ``VideoClip``). ``placeholders``: the prompt id that stands for one item of each
-    modality (``{"image": 151655}``), for default prompts and documentation.
+    ``modalities``: the registered modalities the family processes (``"image"``, and
+    ``"video"`` for clips: ``mm_sample_frames``, ``mm_process_item`` with a ``VideoClip``).
+    ``placeholders``: the prompt id that stands for one item of each modality
+    (``{"image": 151655}``), for default prompts and documentation.
     ``placeholder_texts``: the text of that token as the model's chat template writes it
     (``{"image": "<|image_pad|>"}``), for modalities whose placeholder has a text form;
     a text prompt holding it whose ids hold no placeholder id was tokenized without the
     model's special tokens. ``id_range`` is the inclusive ``(low, high)`` every input id
     must fall in (e.g. a vocabulary that fits int32); ``None`` accepts any int64
     (families whose placeholders are negative protocol ids).
+    ``item_options``: per modality, the processor options a request may set for one item
+    (or for all, ``MmInput(options=...)``), each naming the spec field it replaces for
+    that item (``{"image": {"max_pixels": "max_pixels"}, "video": {"fps": "video_fps"}}``):
+    the item is processed by the family built from the spec with those fields replaced,
+    so the family's own spec validation bounds every value.
     """
 
-    video: bool = False
+    modalities: tuple[str, ...] = attrs.field(default=("image",), converter=tuple)
     id_range: tuple[int, int] | None = None
     placeholders: Mapping[str, int] = attrs.field(factory=dict, converter=lambda m: dict(m))
     placeholder_texts: Mapping[str, str] = attrs.field(
         factory=dict, converter=lambda m: dict(m), validator=_placeholder_texts
     )
+    item_options: Mapping[str, Mapping[str, str]] = attrs.field(
+        factory=dict, converter=lambda m: {k: dict(v) for k, v in m.items()}, validator=_item_options
+    )
+
+    @property
+    def video(self) -> bool:
+        return "video" in self.modalities
+
+
+def _dimension(what: str) -> Any:
+    return lambda _self, _attr, value: check_int(value, what, minimum=1, error=MediaError)
+
+
+@attrs.frozen
+class ImageHeader:
+    """What an image declares before any pixel is decoded: its decoded size (after the
+    family's EXIF transpose). What ``mm_plan_item`` sees for an image item."""
+
+    width: int = attrs.field(validator=_dimension("image width"))
+    height: int = attrs.field(validator=_dimension("image height"))
+
+
+def _fps(_self: Any, _attr: Any, value: Any) -> None:
+    if value is not None and not (isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0):
+        raise MediaError(f"video fps must be a positive number, got {value!r}")
+
+
+@attrs.frozen
+class ClipHeader:
+    """What a clip declares before any frame is decoded. What ``mm_sample_frames`` and
+    ``mm_plan_item`` see for a video item.
+
+    For an encoded clip, the fields of transformers' ``VideoMetadata`` as its ``pyav``
+    loader fills them: ``total_frames`` is the container's count (``stream.frames``),
+    ``fps`` is ``float(stream.average_rate)``, ``duration`` is ``total_frames / fps``. For
+    frames the caller decoded, their count and the ``fps`` they came with (``None`` when
+    unknown), no codec.
+    """
+
+    total_frames: int = attrs.field(validator=_dimension("video frames"))
+    fps: float | None = attrs.field(validator=_fps)
+    width: int = attrs.field(validator=_dimension("image width"))
+    height: int = attrs.field(validator=_dimension("image height"))
+    duration: float | None = None
+    codec: str | None = None
+    pixel_format: str | None = None  # None until the decoder has seen a frame (rare)
 
 
 # The formats the reference server decodes ("JPEG" also opens camera MPO files).

@@ -25,9 +25,7 @@ from . import FeatureCache, __version__, kernels, list_families, picture, pipeli
 from .batch.command import add_parser as add_batch_parser
 from .carriers import MRope
 from .errors import InvalidInputError, MmError
-from .media import content_hash, resolve_sources
 from .media.decode import VIDEO_HINT
-from .media.decoded import DecodedSource
 from .media.policy import URL_PREFIXES
 from .pipeline import Pipeline
 from .request import MmInput, Output
@@ -115,7 +113,9 @@ def _summary(pipe: Pipeline, out: Output, inp: MmInput, names: Sequence[str], se
         "tokens": len(out.input_ids),
         "items": [_item_doc(i, it, sp, name_of.get((it.modality, _next(seen, it.modality)), "?"))
                   for i, (it, sp) in enumerate(zip(out.items, out.offsets))],
-        "positions": {"kind": "mrope", "delta": out.positions.delta} if isinstance(out.positions, MRope) else {"kind": "rope1d"},
+        "positions": (
+            {"kind": "mrope", "delta": out.positions.delta} if isinstance(out.positions, MRope) else {"kind": "rope1d"}
+        ),
         "layout": picture.layout_text(out),
         "ms": round(seconds * 1000, 2),
     }
@@ -123,7 +123,9 @@ def _summary(pipe: Pipeline, out: Output, inp: MmInput, names: Sequence[str], se
 
 
 def _numbered(inp: MmInput) -> list[tuple[str, int]]:
-    return [("image", k) for k in range(len(inp.images))] + [("video", k) for k in range(len(inp.videos))]
+    """``(modality, k)`` of every item: the k-th of its modality, in item-number order."""
+    seen: dict[str, int] = {}
+    return [(it.modality, _next(seen, it.modality)) for it in inp.items]
 
 
 def _next(seen: dict[str, int], modality: str) -> int:
@@ -180,7 +182,9 @@ def cmd_process(args: argparse.Namespace) -> int:
         arrays = _arrays(out)
         size = sum(a.nbytes for a in arrays.values())
         if size > LARGE_OUTPUT and not args.force:
-            raise InvalidInputError(f"--out would write {size / 2**30:.1f} GiB to {str(out_path)!r}; pass --force to write it")
+            raise InvalidInputError(
+                f"--out would write {size / 2**30:.1f} GiB to {str(out_path)!r}; pass --force to write it"
+            )
         np.savez(out_path, **arrays)
         doc["wrote"] = str(out_path)
     if cache is not None:
@@ -198,14 +202,9 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     out_path = _out_path(args.out, ".png")
     pipe = pipeline_from_spec(_spec(args.spec))
     inp, names = _request(pipe, args)
-    out = pipe.count_tokens(inp) if pipe.hooks.implements("mm_plan_item") else pipe.process(inp)
-    # The decoded pixels of each input, found again by content hash (items are in prompt order).
-    resolved = resolve_sources(inp.images, limits=pipe.limits, policy=pipe.fetch_policy)
-    pixels = {}
-    for k, src in enumerate(resolved):
-        media = src.to_rgb(pipe.decode_options) if isinstance(src, DecodedSource) else pipe.hooks.decode(src, pipe.decode_options, k)
-        pixels[src.hash if isinstance(src, DecodedSource) else content_hash(src)] = media.rgb
-    panels = [picture.panel(pixels[it.hash], it, span, i)[0] for i, (it, span) in enumerate(zip(out.items, out.offsets))]
+    out, media = pipe.decode(inp)
+    panels = [picture.panel(m.rgb, it, span, i)[0]
+              for i, (m, it, span) in enumerate(zip(media, out.items, out.offsets))]
     first = inp.images[0]
     path = out_path or Path(f"mm-inspect-{first.stem if isinstance(first, Path) else 'image'}.png")
     picture.sheet(panels).save(path)
@@ -257,10 +256,9 @@ def cmd_tokens(args: argparse.Namespace) -> int:
         return 0
     doc = {"tokens": tokens, "family": pipe.family, "modality": "image" if args.frames is None else "video",
            "size": [args.width, args.height], "frames": args.frames, "fps": args.fps,
-           "geometry": None, "processed_size": None}
-    if pipe.hooks.implements("mm_plan_item"):
-        plan = pipe.hooks.plan_item(args.width, args.height, args.frames, args.fps)
-        doc.update(geometry=repr(plan.geometry), processed_size=list(plan.size))
+           }
+    plan = pipe.plan_item(args.width, args.height, frames=args.frames, fps=args.fps)
+    doc.update(geometry=repr(plan.geometry), processed_size=list(plan.size))
     print(json.dumps(doc))
     return 0
 
@@ -288,7 +286,8 @@ def build_parser() -> argparse.ArgumentParser:
         ("inspect", "draw each image as the model sees it, with its patch grid or tiles", cmd_inspect),
     ):
         p = sub.add_parser(name, help=helptext, description=helptext)
-        p.add_argument("images", nargs="*", help="image paths or file:// data: http(s):// URLs (default: the bundled sample)")
+        p.add_argument("images", nargs="*",
+                       help="image paths or file:// data: http(s):// URLs (default: the bundled sample)")
         p.add_argument("--spec", default=DEFAULT_PRESET, help=spec_help)
         p.add_argument("--input-ids", help="prompt ids, comma or space separated (default: one placeholder per item)")
         p.set_defaults(func=func)
@@ -298,7 +297,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help=f"write --out even above {LARGE_OUTPUT >> 30} GiB")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     p.add_argument("--cache-mb", type=int, default=0,
-                   help="a feature cache of this many MiB (default 0: none; repeats within a request are processed once)")
+                   help="a feature cache of this many MiB "
+                        "(default 0: none; repeats within a request are processed once)")
     sub.choices["inspect"].add_argument("--out", help="the PNG to write (default mm-inspect-<first image>.png here)")
     p = sub.add_parser("plugins", help="list installed families, their hooks and presets, and the kernels",
                        description="List the pixel kernels in use (native with their SIMD level, or portable), then "

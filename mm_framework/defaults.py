@@ -1,42 +1,78 @@
-"""Built-in defaults, registered ``trylast`` on every pipeline like any other plugin."""
+"""Built-in defaults, registered ``trylast`` on every pipeline like any other plugin.
+
+Every optional family hook's fallback lives here and nowhere else; the hooks a family
+must implement are :data:`REQUIRED`, and :data:`TOGETHER` come as a pair or not at all
+(:class:`~.family.FamilyHooks` checks both when it binds a family).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
-from .carriers import Capabilities, DecodedImage, DecodeOptions, Geometry, OutputItem, Positions, Rope1D
-from .media.decode import decode_rgb
+from .carriers import (
+    Capabilities, ClipHeader, DecodedImage, DecodeOptions, Geometry, OutputItem, Positions, ProcessedItem, Rope1D,
+)
+from .errors import UnsupportedError
 from .hookspecs import hookimpl
+from .media.decode import decode_rgb
+
+REQUIRED = ("mm_process_item", "mm_layout", "mm_plan_item")
+TOGETHER = ("mm_stored_pixels", "mm_features_from_pixels")
 
 
-@hookimpl(trylast=True)
-def mm_capabilities() -> Capabilities:
-    return Capabilities()
+class FamilyDefaults:
+    """The fallbacks for one bound family (its name and spec, for the answers that need them)."""
 
+    def __init__(self, family: str, spec: Mapping[str, Any]) -> None:
+        self._family = family
+        self._spec = dict(spec)
 
-@hookimpl(trylast=True)
-def mm_decode_options() -> DecodeOptions:
-    return DecodeOptions()
+    @hookimpl(trylast=True)
+    def mm_capabilities(self) -> Capabilities:
+        return Capabilities()
 
+    @hookimpl(trylast=True)
+    def mm_resolved_spec(self) -> dict[str, Any]:
+        return dict(self._spec)
 
-@hookimpl(trylast=True)
-def mm_decode(data: bytes, options: DecodeOptions) -> DecodedImage:
-    return decode_rgb(data, options)
+    @hookimpl(trylast=True)
+    def mm_decode_options(self) -> DecodeOptions:
+        return DecodeOptions()
 
+    @hookimpl(trylast=True)
+    def mm_decode(self, data: bytes, options: DecodeOptions) -> DecodedImage:
+        return decode_rgb(data, options)
 
-@hookimpl(trylast=True)
-def mm_positions(input_len: int, offsets: Sequence[tuple[int, int]], geometries: Sequence[Geometry]) -> Positions:
-    return Rope1D()
+    @hookimpl(trylast=True)
+    def mm_sample_frames(self, header: ClipHeader) -> None:
+        return None  # every frame
 
+    @hookimpl(trylast=True)
+    def mm_positions(
+        self, input_len: int, offsets: Sequence[tuple[int, int]], geometries: Sequence[Geometry]
+    ) -> Positions:
+        return Rope1D()
 
-@hookimpl(trylast=True)
-def mm_model_kwargs(items: Sequence[OutputItem]) -> dict[str, np.ndarray]:
-    """Features concatenated along their first axis, each aux tensor stacked per item."""
-    if not items:
-        return {}
-    out = {"features": np.concatenate([it.feature.array for it in items], axis=0)}
-    for name in items[0].aux:
-        out[name] = np.stack([it.aux[name].array for it in items])
-    return out
+    def _no_storage(self, hook: str) -> UnsupportedError:
+        return UnsupportedError(f"family {self._family!r} does not implement {hook} (no uint8 pixel storage)")
+
+    @hookimpl(trylast=True)
+    def mm_stored_pixels(self, media: DecodedImage) -> np.ndarray:
+        raise self._no_storage("mm_stored_pixels")
+
+    @hookimpl(trylast=True)
+    def mm_features_from_pixels(self, pixels: np.ndarray) -> ProcessedItem:
+        raise self._no_storage("mm_features_from_pixels")
+
+    @hookimpl(trylast=True)
+    def mm_model_kwargs(self, items: Sequence[OutputItem]) -> dict[str, np.ndarray]:
+        """Features concatenated along their first axis, each aux tensor stacked per item."""
+        if not items:
+            return {}
+        out = {"features": np.concatenate([it.feature.array for it in items], axis=0)}
+        for name in items[0].aux:
+            out[name] = np.stack([it.aux[name].array for it in items])
+        return out

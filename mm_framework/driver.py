@@ -18,6 +18,7 @@ failing item index wins; nothing partial is returned.
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from collections.abc import Mapping, Sequence
@@ -29,20 +30,17 @@ from blake3 import blake3
 
 from . import par
 from .cache import FeatureCache
-from .carriers import Capabilities, DecodedImage, DecodeOptions, ItemTimings, OutputItem, ProcessedItem, Timings
-from .errors import InvalidInputError, LayoutError, LimitExceededError, MmError, UnsupportedError
-from .family import FamilyHooks, bind
+from .carriers import Capabilities, DecodeOptions, ItemPlan, ItemTimings, OutputItem, ProcessedItem, Timings
+from .errors import InvalidInputError, LayoutError, LimitExceededError, MmError, SpecError, UnsupportedError
+from .family import FamilyHooks, bind, hooks_for
 from .layout import apply_layout
 from .limits import Limits
-from .media.decode import decoded_size
-from .media.clips import DecodedClip
-from .media.decoded import DecodedSource
 from .media.hashing import content_hash
 from .media.sources import Resolved
-from .media.video import VideoClip, decode_clip, read_header
-from .media.video_frames import select_frames
-from .prompt import Tokenize, default_ids, prompt_ids, split_placeholder
-from .request import MmInput, Output
+from .modality import ItemContext, Modality
+from .plugins import modalities
+from .prompt import Tokenize, default_ids, default_prompt, prompt_ids, split_placeholder
+from .request import MmInput, Output, input_ids_array
 
 
 def _ms(t0: float) -> float:
@@ -63,8 +61,11 @@ class Plan:
 
     @classmethod
     def build(cls, spec: Mapping[str, Any], limits: Limits, cache: FeatureCache | None = None) -> Plan:
-        hooks = bind(spec)
-        resolved = hooks.resolved_spec() or dict(spec)
+        return cls._of(bind(spec), limits, cache)
+
+    @classmethod
+    def _of(cls, hooks: FamilyHooks, limits: Limits, cache: FeatureCache | None) -> Plan:
+        resolved = hooks.resolved_spec()
         return cls(
             spec=resolved,
             spec_json=json.dumps(resolved, sort_keys=True),
@@ -80,33 +81,78 @@ class Plan:
         """What besides the content hash decides an item's features: spec and decoding."""
         return blake3(self.spec_json.encode()).hexdigest(), self.decode_options
 
+    def modality(self, name: str, item: int | None = None) -> Modality:
+        """The registered modality ``name``, refused unless this family takes it."""
+        if name not in self.capabilities.modalities:
+            raise UnsupportedError(f"family {self.hooks.family!r} does not take {name}", item=item)
+        return modalities()[name]
+
+    def for_item(self, inp: MmInput, index: int) -> Plan:
+        """The plan item ``index`` of ``inp`` is processed under: this one, or for an item
+        with processor options the family built from the spec with them applied."""
+        item = inp.items[index]
+        takes = self.capabilities.item_options.get(item.modality, {})
+        unknown = [name for name in item.options if name not in takes]
+        if unknown:
+            raise SpecError(
+                f"processor option {unknown[0]!r} is not one family {self.hooks.family!r} takes for a "
+                f"{item.modality} item; it takes: {', '.join(sorted(takes)) or 'none'}", item=index,
+            )
+        options = {**{k: v for k, v in inp.options.items() if k in takes}, **item.options}
+        if not options:
+            return self
+        fields = {takes[k]: v for k, v in options.items()}
+        try:
+            hooks = _hooks_with(json.dumps({**self.spec, **fields}, sort_keys=True))
+        except TypeError:
+            raise SpecError(f"processor options {options!r} are not JSON values", item=index) from None
+        except SpecError as e:
+            shown = ", ".join(f"{k}={v!r}" for k, v in options.items())
+            raise SpecError(f"processor option {shown} for this {item.modality}: {e.cause}", item=index) from None
+        return Plan._of(hooks, self.limits, self.cache)
+
+
+@functools.lru_cache(maxsize=64)
+def _hooks_with(spec_json: str) -> FamilyHooks:
+    # Requests repeat a few option sets; the family is built once per distinct spec.
+    return hooks_for(spec_json)
+
 
 def admit(plan: Plan, inp: MmInput) -> None:
     """Request-level checks that need no I/O."""
-    n = len(inp.images) + len(inp.videos)
+    n = len(inp.items)
     if n == 0:
-        raise InvalidInputError("multimodal request without image or video sources")
+        raise InvalidInputError("multimodal request without media items (images, videos or items)")
     if n > plan.limits.max_items:
         raise LimitExceededError(f"multimodal request exceeds {plan.limits.max_items} media items (got {n})")
-    if inp.videos:
-        refuse_video(plan, item=len(inp.images))
+    for i, item in enumerate(inp.items):
+        plan.modality(item.modality, item=i)
+    taken = {name for names in plan.capabilities.item_options.values() for name in names}
+    unknown = sorted(set(inp.options) - taken)
+    if unknown:
+        raise SpecError(
+            f"processor option {unknown[0]!r} is not one family {plan.hooks.family!r} takes; "
+            f"it takes: {', '.join(sorted(taken)) or 'none'}"
+        )
+    for i in range(n):
+        plan.for_item(inp, i)
     # A default prompt the family cannot build fails before any I/O.
     default_ids(inp, plan.hooks.family, plan.capabilities)
-
-
-def refuse_video(plan: Plan, why: str = "", item: int | None = None) -> None:
-    """``UnsupportedError`` naming the family unless it takes video."""
-    if not plan.capabilities.video:
-        raise UnsupportedError(f"family {plan.hooks.family!r} does not take video{why}", item=item)
 
 
 def check_size_request(plan: Plan, frames: int | None, fps: float | None) -> None:
     """A pixel-free question about a clip (``frames``, ``fps``) needs a family that takes
     video and the clip's frame count."""
     if frames is not None or fps is not None:
-        refuse_video(plan, ": frames and fps describe a clip")
+        if not plan.capabilities.video:
+            raise UnsupportedError(f"family {plan.hooks.family!r} does not take video: frames and fps describe a clip")
     if frames is None and fps is not None:
         raise InvalidInputError(f"fps={fps!r} without frames: a clip's token count needs its source frame count")
+
+
+def takers(plan: Plan, inp: MmInput) -> list[Any]:
+    """Each item's modality's ``take_decoded``, for :mod:`.media.sources`."""
+    return [plan.modality(it.modality).take_decoded for it in inp.items]
 
 
 def _hash(src: Resolved) -> int:
@@ -127,79 +173,52 @@ class _Made:
     """One distinct item's result: features, its decoded size, where the time went."""
 
     item: ProcessedItem
-    size: tuple[int, int]
+    size: tuple[int, int] | None
     frames: int | None = None
     decode_ms: float = 0.0
     process_ms: float = 0.0
     cached: bool = False
 
 
-def _clip(plan: Plan, src: bytes | DecodedClip, index: int) -> VideoClip:
-    """A video item's chosen frames, decoded (only those) or selected from given frames."""
-    limits = plan.limits
-    if isinstance(src, DecodedClip):
-        chosen = plan.hooks.sample_frames(src.clip.num_frames, src.clip.fps, index)
-        return src.clip if chosen is None else select_frames(src.clip, chosen)
-    choose = lambda header: plan.hooks.sample_frames(header.total_frames, header.fps, index)  # noqa: E731
-    return decode_clip(src, choose, max_frames=limits.max_video_frames, max_pixels=limits.max_video_pixels)
+def _context(plan: Plan, index: int) -> ItemContext:
+    return ItemContext(plan.hooks, plan.limits, plan.decode_options, index)
 
 
-def _image(plan: Plan, src: Resolved, index: int) -> DecodedImage:
-    """One image item decoded, the size the family would process it at checked first."""
-    if isinstance(src, DecodedSource):
-        try:
-            media = src.to_rgb(plan.decode_options)
-        except MmError as e:
-            raise e.at_item(index) from None
-    else:
-        media = plan.hooks.decode(src, plan.decode_options, index)
-    check_processed(plan, media.width, media.height, index=index)
-    return media
+def decode(plan: Plan, modality: Modality, src: Resolved, index: int) -> tuple[Any, Any]:
+    """One item decoded and its header, the size the family would process it at checked."""
+    try:
+        media = modality.decode(src, _context(plan, index))
+        header = modality.header_of(media)
+    except MmError as e:
+        raise e.at_item(index) from None
+    check_processed(plan, modality, header, media, index)
+    return media, header
 
 
-def _make(plan: Plan, src: Resolved, index: int, video: bool) -> _Made:
+def check_processed(plan: Plan, modality: Modality, header: Any, media: Any, index: int | None = None) -> ItemPlan:
+    """The family's plan of an item, refused (before any allocation) when the family would
+    process it past the limits."""
+    planned = plan.hooks.plan_item(header, item=index)
+    try:
+        modality.check_processed(header, planned, media, plan.limits)
+    except MmError as e:
+        raise e if index is None else e.at_item(index)
+    return planned
+
+
+def _make(plan: Plan, modality: Modality, src: Resolved, index: int) -> _Made:
     t0 = time.perf_counter()
-    if video:
-        try:
-            media = _clip(plan, src, index)
-        except MmError as e:
-            raise e.at_item(index) from None
-        check_processed(plan, media.width, media.height, media.total_frames, media.fps, media.num_frames, index)
-    else:
-        media = _image(plan, src, index)
+    media, header = decode(plan, modality, src, index)
     t1 = time.perf_counter()
     item = plan.hooks.process_item(media, index)
-    frames = media.num_frames if isinstance(media, VideoClip) else None
-    return _Made(item, (media.width, media.height), frames, (t1 - t0) * 1000.0, _ms(t1))
+    return _Made(item, modality.size_of(header), modality.frames_of(media), (t1 - t0) * 1000.0, _ms(t1))
 
 
-def check_processed(
-    plan: Plan, width: int, height: int, frames: int | None = None, fps: float | None = None,
-    kept_frames: int = 1, index: int | None = None,
-) -> None:
-    """Refuse, before any allocation, an item the family would process at a size past the
-    limits (its ``mm_plan_item`` says the size; families without it are not checked).
-    ``frames``/``fps`` describe a clip (``kept_frames`` of it are processed)."""
-    if not plan.hooks.implements("mm_plan_item"):
-        return
-    w, h = plan.hooks.plan_item(width, height, frames, fps, item=index).size
-    n = w * h * kept_frames
-    video = frames is not None
-    limit = plan.limits.max_video_pixels if video else plan.limits.max_processed_pixels
-    if n > limit:
-        what = f"{kept_frames} frames of {w}x{h}" if video else f"{w}x{h}"
-        name = "max_video_pixels" if video else "max_processed_pixels"
-        err = LimitExceededError(
-            f"the family would process a {width}x{height} item at {what} = {n} pixels, above Limits.{name} = {limit}"
-        )
-        raise err if index is None else err.at_item(index)
-
-
-def _made(plan: Plan, src: Resolved, digest: int, index: int, video: bool) -> _Made:
+def _made(plan: Plan, modality: Modality, src: Resolved, digest: int, index: int) -> _Made:
     if plan.cache is None:
-        return _make(plan, src, index, video)
-    key = (*plan.cache_scope, video, digest)
-    entry, hit = plan.cache.get_or_compute(key, lambda: _make(plan, src, index, video))
+        return _make(plan, modality, src, index)
+    key = (*plan.cache_scope, modality.name, digest)
+    entry, hit = plan.cache.get_or_compute(key, lambda: _make(plan, modality, src, index))
     return attrs.evolve(entry, decode_ms=0.0, process_ms=0.0, cached=True) if hit else entry
 
 
@@ -208,20 +227,22 @@ def run(
 ) -> Output:
     """Every step after I/O, in order; ``resolved`` are the request's sources, fetched."""
     t_start = time.perf_counter()
-    modalities = [m for m, _ in inp.sources]
+    modality_names = [it.modality for it in inp.items]
+    plans = [plan.for_item(inp, i) for i in range(len(inp.items))]
     hashes, hash_ms = _hashes(resolved)
-    keys = [(m == "video", h) for m, h in zip(modalities, hashes)]
-    first = {k: i for i, k in reversed(list(enumerate(keys)))}  # (video?, digest) -> its first index
+    # (modality, the plan's spec, digest): equal keys are the same work.
+    keys = [(m, p.spec_json, h) for m, p, h in zip(modality_names, plans, hashes)]
+    first = {k: i for i, k in reversed(list(enumerate(keys)))}  # key -> its first index
     distinct = sorted(first.values())
 
     def make(_: int, i: int) -> _Made:
-        return _made(plan, resolved[i], hashes[i], i, modalities[i] == "video")
+        return _made(plans[i], plan.modality(modality_names[i]), resolved[i], hashes[i], i)
 
     made = dict(zip(distinct, par.try_map(make, distinct)))
     per_item = [made[first[k]] for k in keys]
     items = [
         OutputItem(m.item.feature, m.item.aux, h, mod, m.item.geometry, m.size, m.item.size, m.frames)
-        for m, h, mod in zip(per_item, hashes, modalities)
+        for m, h, mod in zip(per_item, hashes, modality_names)
     ]
     item_times = [
         ItemTimings(f, hm, *((m.decode_ms, m.process_ms, m.cached) if first[k] == i else (0.0, 0.0, True)))
@@ -235,26 +256,35 @@ def _finish(
     t_start: float, fetch_ms: float,
 ) -> Output:
     """The prompt steps, then the output with its items in prompt order."""
+    return _finish_ordered(plan, inp, tokenize, items, item_times, t_start, fetch_ms)[0]
+
+
+def _finish_ordered(
+    plan: Plan, inp: MmInput, tokenize: Tokenize | None, items: list[OutputItem], item_times: list[ItemTimings],
+    t_start: float, fetch_ms: float,
+) -> tuple[Output, list[int]]:
+    """:func:`_finish`, and the item number of each output item."""
     ids = prompt_ids(inp, tokenize, plan.hooks.family, plan.capabilities)
     geometries = [it.geometry for it in items]
-    modalities = [it.modality for it in items]
+    modality_names = [it.modality for it in items]
     t0 = time.perf_counter()
     try:
-        expanded = apply_layout(ids, plan.hooks.layout(ids, geometries, modalities), len(items))
+        expanded = apply_layout(ids, plan.hooks.layout(ids, geometries, modality_names), len(items))
     except LayoutError as e:
-        why = split_placeholder(inp, ids, plan.capabilities, modalities)
+        why = split_placeholder(inp, ids, plan.capabilities, modality_names)
         if why is None:
             raise
         raise why from e
     t1 = time.perf_counter()
-    positions = plan.hooks.positions(len(expanded.input_ids), expanded.offsets, geometries, modalities)
+    positions = plan.hooks.positions(len(expanded.input_ids), expanded.offsets, geometries, modality_names)
     t2 = time.perf_counter()
     order = sorted(range(len(items)), key=lambda i: expanded.offsets[i][0])
     timings = _timings([item_times[i] for i in order], (t1 - t0) * 1000.0, (t2 - t1) * 1000.0, fetch_ms + _ms(t_start))
-    return Output(
+    out = Output(
         expanded.input_ids, [items[i] for i in order], [expanded.offsets[i] for i in order], positions,
         plan.spec_json, timings,
     )
+    return out, order
 
 
 def _timings(items: list[ItemTimings], layout_ms: float, positions_ms: float, total_ms: float) -> Timings:
@@ -270,36 +300,54 @@ def _timings(items: list[ItemTimings], layout_ms: float, positions_ms: float, to
     )
 
 
+def media_tokens(plan: Plan, modality: str, header: Any) -> int:
+    """The tokens one item with ``header`` expands to: the span the family's layout gives
+    it in a default prompt of that one item (what processing it would give)."""
+    mod = plan.modality(modality)
+    planned = check_processed(plan, mod, header, None)
+    ids = input_ids_array(default_prompt(plan.hooks.family, plan.capabilities.placeholders, [modality]))
+    (start, end), = apply_layout(ids, plan.hooks.layout(ids, [planned.geometry], [modality]), 1).offsets
+    return end - start + 1
+
+
 def count(
     plan: Plan, inp: MmInput, resolved: Sequence[Resolved], tokenize: Tokenize | None, fetch_ms: Sequence[float]
 ) -> Output:
     """:func:`run` without pixels: the same ids, offsets and positions, no features."""
+    return _count(plan, inp, resolved, tokenize, fetch_ms)[0]
+
+
+def _count(
+    plan: Plan, inp: MmInput, resolved: Sequence[Resolved], tokenize: Tokenize | None, fetch_ms: Sequence[float]
+) -> tuple[Output, list[int]]:
     t_start = time.perf_counter()
-    modalities = [m for m, _ in inp.sources]
     hashes, hash_ms = _hashes(resolved)
 
-    def one(i: int, src: Resolved) -> tuple[tuple[int, int], Any]:
-        frames = fps = None
+    def one(i: int, src: Resolved) -> OutputItem:
+        item_plan, mod = plan.for_item(inp, i), plan.modality(inp.items[i].modality)
         try:
-            if isinstance(src, DecodedClip):
-                size, frames, fps = (src.clip.width, src.clip.height), src.clip.num_frames, src.clip.fps
-            elif modalities[i] == "video":
-                header = read_header(src)
-                size, frames, fps = (header.width, header.height), header.total_frames, header.fps
-            elif isinstance(src, DecodedSource):
-                size = src.size(plan.decode_options)
-            else:
-                size = decoded_size(src, plan.decode_options)
+            header = mod.probe(src, _context(item_plan, i))
         except MmError as e:
             raise e.at_item(i) from None
-        return size, plan.hooks.plan_item(*size, frames, fps, item=i)
+        p = item_plan.hooks.plan_item(header, item=i)
+        return OutputItem(None, {}, hashes[i], mod.name, p.geometry, mod.size_of(header), p.size)
 
-    planned = par.try_map(one, resolved)
-    items = [
-        OutputItem(None, {}, h, mod, p.geometry, size, p.size) for (size, p), h, mod in zip(planned, hashes, modalities)
-    ]
+    items = par.try_map(one, resolved)
     item_times = [ItemTimings(f, hm, 0.0, 0.0, False) for f, hm in zip(fetch_ms, hash_ms)]
-    return _finish(plan, inp, tokenize, items, item_times, t_start, sum(fetch_ms))
+    return _finish_ordered(plan, inp, tokenize, items, item_times, t_start, sum(fetch_ms))
+
+
+def decoded(
+    plan: Plan, inp: MmInput, resolved: Sequence[Resolved], tokenize: Tokenize | None, fetch_ms: Sequence[float]
+) -> tuple[Output, list[Any]]:
+    """:func:`count`, plus each item decoded as the family will process it (a
+    ``DecodedImage``, a ``VideoClip``, ...), in the output's item order."""
+    out, order = _count(plan, inp, resolved, tokenize, fetch_ms)
+
+    def one(_: int, i: int) -> Any:
+        return decode(plan.for_item(inp, i), plan.modality(inp.items[i].modality), resolved[i], i)[0]
+
+    return out, par.try_map(one, order)
 
 
 def store(
@@ -308,10 +356,14 @@ def store(
     """:func:`count`, plus each item's ``mm_stored_pixels`` in the output's item order: the
     uint8 arrays a dataset keeps instead of features (``mm_features_from_pixels`` rebuilds
     them). Images only."""
-    if inp.videos:
-        raise UnsupportedError("stored pixels are for image items; this request has video items")
-    out = count(plan, inp, resolved, tokenize, fetch_ms)
-    pixels = par.try_map(lambda i, src: plan.hooks.stored_pixels(_image(plan, src, i), i), resolved)
-    # Items come back in prompt order; equal hashes are equal bytes, hence equal pixels.
-    by_hash = {_hash(src): p for src, p in zip(resolved, pixels)}
-    return out, [by_hash[it.hash] for it in out.items]
+    other = next((it.modality for it in inp.items if it.modality != "image"), None)
+    if other is not None:
+        raise UnsupportedError(f"stored pixels are for image items; this request has {other} items")
+    out, order = _count(plan, inp, resolved, tokenize, fetch_ms)
+    image = plan.modality("image")
+
+    def one(_: int, i: int) -> np.ndarray:
+        item_plan = plan.for_item(inp, i)
+        return item_plan.hooks.stored_pixels(decode(item_plan, image, resolved[i], i)[0], i)
+
+    return out, par.try_map(one, order)

@@ -21,10 +21,9 @@ import pluggy
 
 from . import defaults, hookspecs, plugins
 from .carriers import (
-    Capabilities, DecodedImage, DecodeOptions, Geometry, ItemPlan, OutputItem, Positions, ProcessedItem,
+    Capabilities, ClipHeader, DecodedImage, DecodeOptions, Geometry, ItemPlan, OutputItem, Positions, ProcessedItem,
 )
-from .checks import check_int
-from .errors import InternalError, MediaError, MmError, SpecError, UnsupportedError
+from .errors import InternalError, MmError, SpecError
 from .layout import TokenLayout
 
 
@@ -66,7 +65,7 @@ def bind(spec: Mapping[str, Any]) -> FamilyHooks:
         installed = sorted(known) or "none"
         raise SpecError(f"mm spec: unknown family {family!r}; installed families: {installed}{plugins.hidden_note()}")
     params = {k: v for k, v in spec.items() if k != "family"}
-    return FamilyHooks(family, _guarded(family, "its factory", info.factory, params=params))
+    return FamilyHooks(family, _guarded(family, "its factory", info.factory, params=params), spec)
 
 
 @functools.lru_cache(maxsize=32)
@@ -79,15 +78,27 @@ def hooks_for(spec_json: str) -> FamilyHooks:
 class FamilyHooks:
     """Typed facade over one pipeline's MmFamilyProcessor hooks."""
 
-    def __init__(self, family: str, processor: object) -> None:
+    def __init__(self, family: str, processor: object, spec: Mapping[str, Any]) -> None:
         pm = pluggy.PluginManager(hookspecs.PROJECT)
         pm.add_hookspecs(hookspecs.FamilySpecs)
-        pm.register(defaults, name="mm_framework.defaults")
+        pm.register(defaults.FamilyDefaults(family, spec), name="mm_framework.defaults")
         try:
             pm.register(processor, name=f"family:{family}")
             pm.check_pending()
         except pluggy.PluginValidationError as e:
             raise SpecError(f"family {family!r}: invalid plugin: {e}") from None
+        own = {caller.name for caller in (pm.get_hookcallers(processor) or [])}
+        missing = [name for name in defaults.REQUIRED if name not in own]
+        if missing:
+            raise SpecError(f"family {family!r}: invalid plugin: it does not implement {', '.join(missing)}")
+        paired = [name for name in defaults.TOGETHER if name in own]
+        #: Whether the family stores uint8 pixels (``mm_stored_pixels``) for datasets.
+        self.stores_pixels = bool(paired)
+        if paired and len(paired) != len(defaults.TOGETHER):
+            raise SpecError(
+                f"family {family!r}: invalid plugin: {' and '.join(defaults.TOGETHER)} come together; it implements "
+                f"only {paired[0]}"
+            )
         self.family = family
         self.processor = processor
         self._hook = pm.hook
@@ -99,10 +110,8 @@ class FamilyHooks:
     def capabilities(self) -> Capabilities:
         return self._call("mm_capabilities")
 
-    def resolved_spec(self) -> dict[str, Any] | None:
-        """The family's complete spec, or None when it does not say."""
-        if not self._hook.mm_resolved_spec.get_hookimpls():
-            return None
+    def resolved_spec(self) -> dict[str, Any]:
+        """The family's complete spec (by default the spec as given)."""
         out = self._call("mm_resolved_spec")
         if not isinstance(out, dict) or out.get("family") != self.family:
             raise InternalError(f"family {self.family!r}: mm_resolved_spec must return a dict with its family")
@@ -123,9 +132,9 @@ class FamilyHooks:
     def process_item(self, media: DecodedImage, item: int) -> ProcessedItem:
         return self._processed("mm_process_item", item, media=media)
 
-    def sample_frames(self, total_frames: int, fps: float | None, item: int) -> list[int] | None:
+    def sample_frames(self, header: ClipHeader, item: int) -> list[int] | None:
         try:
-            out = self._hook.mm_sample_frames(total_frames=total_frames, fps=fps)
+            out = self._hook.mm_sample_frames(header=header)
         except MmError as e:
             raise e.at_item(item)
         except Exception as e:
@@ -145,35 +154,13 @@ class FamilyHooks:
             "mm_positions", input_len=input_len, offsets=offsets, geometries=geometries, modalities=modalities
         )
 
-    def _size_hook(
-        self, name: str, width: int, height: int, frames: int | None, fps: float | None, item: int | None
-    ) -> Any:
-        self.require(name, "no token counts without pixels")
-        try:
-            width = check_int(width, "image width", minimum=1, error=MediaError)
-            height = check_int(height, "image height", minimum=1, error=MediaError)
-            if frames is not None:
-                frames = check_int(frames, "video frames", minimum=1, error=MediaError)
-                if fps is not None and not (isinstance(fps, (int, float)) and not isinstance(fps, bool) and fps > 0):
-                    raise MediaError(f"video fps must be a positive number, got {fps!r}")
-        except MmError as e:
-            raise e if item is None else e.at_item(item)
-        return self._call(name, item, width=width, height=height, frames=frames, fps=fps)
-
-    def num_media_tokens(self, width: int, height: int, frames: int | None = None, fps: float | None = None) -> int:
-        return int(self._size_hook("mm_num_media_tokens", width, height, frames, fps, None))
-
-    def plan_item(
-        self, width: int, height: int, frames: int | None = None, fps: float | None = None, item: int | None = None
-    ) -> ItemPlan:
-        out = self._size_hook("mm_plan_item", width, height, frames, fps, item)
+    def plan_item(self, header: Any, item: int | None = None) -> ItemPlan:
+        out = self._call("mm_plan_item", item, header=header)
         if not isinstance(out, ItemPlan):
             raise InternalError(f"family {self.family!r}: mm_plan_item returned {type(out).__name__}", item=item)
         return out
 
     def stored_pixels(self, media: DecodedImage, item: int) -> np.ndarray:
-        self.require("mm_stored_pixels", "no uint8 pixel storage")
-        self.require("mm_features_from_pixels", "no uint8 pixel storage")
         out = self._call("mm_stored_pixels", item, media=media)
         if not isinstance(out, np.ndarray) or out.dtype != np.uint8:
             what = type(out).__name__
@@ -181,20 +168,10 @@ class FamilyHooks:
         return out
 
     def features_from_pixels(self, pixels: np.ndarray, item: int | None = None) -> ProcessedItem:
-        self.require("mm_features_from_pixels", "no uint8 pixel storage")
         return self._processed("mm_features_from_pixels", item, pixels=pixels)
 
     def model_kwargs(self, items: Sequence[OutputItem]) -> dict[str, np.ndarray]:
         return self._call("mm_model_kwargs", items=items)
-
-    def implements(self, name: str) -> bool:
-        """Whether any plugin (the family or a default) implements hook ``name``."""
-        return bool(getattr(self._hook, name).get_hookimpls())
-
-    def require(self, name: str, why: str) -> None:
-        """``UnsupportedError`` naming the family unless it implements the optional hook ``name``."""
-        if not self.implements(name):
-            raise UnsupportedError(f"family {self.family!r} does not implement {name} ({why})")
 
     def implemented(self) -> list[str]:
         """Hook names the family object itself implements."""

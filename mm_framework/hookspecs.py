@@ -27,10 +27,11 @@ if TYPE_CHECKING:
     import numpy as np
 
     from .carriers import (
-        Capabilities, DecodedImage, DecodeOptions, Geometry, ItemPlan, OutputItem, Positions, ProcessedItem,
+        Capabilities, ClipHeader, DecodedImage, DecodeOptions, Geometry, ItemPlan, OutputItem, Positions,
+        ProcessedItem,
     )
     from .layout import TokenLayout
-    from .media.video import VideoClip
+    from .modality import Modality
 
 PROJECT = "mm_framework"
 
@@ -51,6 +52,17 @@ class DiscoverySpecs:
         object implementing the MmFamilyProcessor hooks below. Called on the building
         thread each time a pipeline is built or families are listed. A name registered by
         two plugins is an error naming both distributions.
+        """
+
+    @hookspec
+    def mm_register_modalities(self, register: Callable[[Modality], None]) -> None:
+        """Announce the modalities this plugin provides.
+
+        Call ``register(modality)`` with a :class:`~mm_framework.plugin.Modality` instance
+        (its ``name`` and ``MmInput`` ``keyword`` unique in the process). Image and video
+        are built in. Families say which modalities they process in
+        ``Capabilities.modalities``; items are numbered in registration order of their
+        modality (built-ins first, then plugins in registration order).
         """
 
     @hookspec
@@ -85,9 +97,11 @@ class FamilySpecs:
 
     @hookspec(firstresult=True)
     def mm_capabilities(self) -> Capabilities:
-        """Which modalities the family accepts (``Capabilities.video``) and its prompt id
-        range; the default is images only, any int64 id. A request with a video for a
-        family without video is rejected with ``UnsupportedError`` before any I/O.
+        """Which modalities the family takes (``Capabilities.modalities``), the per-item
+        options it takes for each (``Capabilities.item_options``), its placeholders and
+        prompt id range; the default is images only, no options, any int64 id. A request
+        with an item of another modality is rejected with ``UnsupportedError`` before any
+        I/O, one with an option the family does not take with ``SpecError``.
 
         Called once when the pipeline is built.
         """
@@ -96,8 +110,8 @@ class FamilySpecs:
     def mm_resolved_spec(self) -> dict[str, Any]:
         """The complete spec the family built from (``"family"`` and every default
         filled in), as JSON-ready values. Called once when the pipeline is built; it is
-        what ``Pipeline.spec`` returns and what keys the feature cache. Default: the spec
-        as given.
+        what ``Pipeline.spec`` returns and what keys the feature cache, and the spec an
+        item's options are applied to. Default: the spec as given.
         """
 
     @hookspec(firstresult=True)
@@ -118,10 +132,10 @@ class FamilySpecs:
         """
 
     @hookspec(firstresult=True)
-    def mm_sample_frames(self, total_frames: int, fps: float | None) -> Sequence[int] | None:
+    def mm_sample_frames(self, header: ClipHeader) -> Sequence[int] | None:
         """Which frames of a clip the family uses, in output order (repeats allowed), from
-        the clip's frame count and source frame rate (``None`` when a decoded clip came
-        without one). Return ``None`` for every frame (the default).
+        the clip's header (``header.total_frames``; ``header.fps`` is ``None`` when a
+        decoded clip came without one). Return ``None`` for every frame (the default).
 
         Called per video item before its frames are decoded: only the chosen frames are
         converted, and the driver checks the video limits on them. Raise ``MediaError``
@@ -129,10 +143,11 @@ class FamilySpecs:
         """
 
     @hookspec(firstresult=True)
-    def mm_process_item(self, media: DecodedImage | VideoClip) -> ProcessedItem:
-        """The reference processor's work for one decoded item: a ``DecodedImage``, or for
-        a video a ``VideoClip`` (the chosen frames ``[T, H, W, 3]``, their source
-        ``indices``, ``total_frames`` and ``fps``).
+    def mm_process_item(self, media: Any) -> ProcessedItem:
+        """The reference processor's work for one decoded item, as its modality decoded it:
+        a ``DecodedImage``; for a video a ``VideoClip`` (the chosen frames ``[T, H, W, 3]``,
+        their source ``indices``, ``total_frames`` and ``fps``); for a plugin modality what
+        that modality's ``decode`` returns. Required.
 
         Called once per item, concurrently from worker threads with one shared family
         object: it must be pure and thread-safe (no mutable shared state). It may split
@@ -147,9 +162,12 @@ class FamilySpecs:
         """Describe how the prompt expands around the request's items.
 
         ``input_ids`` is the original int64 prompt, ``geometries`` each item's geometry and
-        ``modalities`` its ``"image"`` or ``"video"``, by item number (images first, then
-        videos; the k-th placeholder of a modality is usually its k-th item). Called once per request on the caller's thread. Return a value; the
-        driver applies and validates it.
+        ``modalities`` its modality's name (``"image"``, ``"video"``, ...), by item number
+        (by modality in registration order; the k-th placeholder of a modality is usually
+        its k-th item). Called once per request on the caller's thread, and by
+        ``Pipeline.num_media_tokens`` on a default prompt of one item (the span of that
+        item is the token count). Required. Return a value; the driver applies and
+        validates it.
         """
 
     @hookspec(firstresult=True)
@@ -167,27 +185,18 @@ class FamilySpecs:
         """
 
     @hookspec(firstresult=True)
-    def mm_num_media_tokens(self, width: int, height: int, frames: int | None, fps: float | None) -> int:
-        """Token count of one ``width`` x ``height`` image (``frames`` None), or of a clip of
-        ``frames`` source frames at ``fps``, without touching pixels.
+    def mm_plan_item(self, header: Any) -> ItemPlan:
+        """What ``mm_process_item`` will make of an item with this header, decided without
+        decoding it: its geometry and the ``(width, height)`` it is processed at. The
+        header is its modality's (``ImageHeader(width, height)`` of the decoded size,
+        ``ClipHeader`` of a clip's source frames, ...). Required.
 
-        For routers and schedulers; must equal the span ``mm_process_item`` +
-        ``mm_layout`` produce for an image of that decoded size. Raise ``MediaError`` for
-        sizes the family rejects.
-        """
-
-    @hookspec(firstresult=True)
-    def mm_plan_item(self, width: int, height: int, frames: int | None, fps: float | None) -> ItemPlan:
-        """What ``mm_process_item`` will make of a ``width`` x ``height`` decoded image (or,
-        with ``frames`` and ``fps``, a clip of that many source frames), decided without
-        pixels: its geometry and the ``(width, height)`` it is processed at.
-
-        Must equal the ``geometry`` and ``size`` of the ``ProcessedItem`` for an image of
-        that size (the conformance suite checks it). It lets
-        ``Pipeline.count_tokens`` expand the prompt and compute positions from image
-        headers alone, for token budgets and dataset packing. Raise ``MediaError`` for
-        sizes the family rejects. Optional: without it, counting raises
-        ``UnsupportedError``.
+        Must equal the ``geometry`` and ``size`` of the ``ProcessedItem`` for that item
+        (the conformance suite checks it). The driver checks the processed size against
+        the limits before any pixel is allocated, and ``Pipeline.count_tokens`` and
+        ``num_media_tokens`` expand the prompt and compute positions from headers alone,
+        for token budgets and dataset packing. Raise ``MediaError`` for items the family
+        rejects.
         """
 
     @hookspec(firstresult=True)

@@ -20,7 +20,7 @@ import numpy as np
 
 from . import driver, par
 from .cache import FeatureCache
-from .carriers import Capabilities, DecodeOptions
+from .carriers import Capabilities, ClipHeader, DecodeOptions, ImageHeader, ItemPlan
 from .checks import check_int
 from .errors import MmError, SpecError
 from .family import FamilyHooks, parse_spec
@@ -98,21 +98,27 @@ class Pipeline:
         return self._plan.decode_options
 
     @property
+    def stores_pixels(self) -> bool:
+        """Whether :meth:`stored_pixels` works: the family stores uint8 pixels for datasets."""
+        return self._plan.hooks.stores_pixels
+
+    @property
     def hooks(self) -> FamilyHooks:
         return self._plan.hooks
 
     def _fetch(self, inp: MmInput) -> tuple[list[Resolved], list[float]]:
         driver.admit(self._plan, inp)
         times: list[float] = []
-        sources, videos = _sources(inp)
-        return resolve_sources(sources, limits=self._plan.limits, policy=self._policy, times=times, videos=videos), times
+        sources, takers = [it.source for it in inp.items], driver.takers(self._plan, inp)
+        resolved = resolve_sources(sources, limits=self._plan.limits, policy=self._policy, times=times, takers=takers)
+        return resolved, times
 
     async def _fetch_async(self, inp: MmInput) -> tuple[list[Resolved], list[float]]:
         driver.admit(self._plan, inp)
         times: list[float] = []
-        sources, videos = _sources(inp)
+        sources, takers = [it.source for it in inp.items], driver.takers(self._plan, inp)
         resolved = await resolve_sources_async(
-            sources, limits=self._plan.limits, policy=self._policy, times=times, videos=videos
+            sources, limits=self._plan.limits, policy=self._policy, times=times, takers=takers
         )
         return resolved, times
 
@@ -134,6 +140,14 @@ class Pipeline:
         with _naming_sources(inp):
             resolved, times = self._fetch(inp)
             return driver.count(self._plan, inp, resolved, tokenize, times)
+
+    def decode(self, inp: MmInput, *, tokenize: Tokenize | None = None) -> tuple[Output, list[Any]]:
+        """:meth:`count_tokens` plus each item decoded as the family will process it (a
+        ``DecodedImage``, a ``VideoClip``, ...), in the output's item order: what a tool
+        showing the family's view of a request needs, from one fetch."""
+        with _naming_sources(inp):
+            resolved, times = self._fetch(inp)
+            return driver.decoded(self._plan, inp, resolved, tokenize, times)
 
     def stored_pixels(self, inp: MmInput, *, tokenize: Tokenize | None = None) -> tuple[Output, list[np.ndarray]]:
         """:meth:`count_tokens` plus each item's uint8 pixels as the family stores them
@@ -222,10 +236,19 @@ class Pipeline:
         ``frames`` (the clip's source frame count) and ``fps``, one video's. A size the
         pipeline would refuse to process is refused here too. ``frames``/``fps`` for a family
         without video are an ``UnsupportedError``: its image count would be the wrong answer."""
+        return driver.media_tokens(self._plan, *self._header(width, height, frames, fps))
+
+    def plan_item(self, width: int, height: int, *, frames: int | None = None, fps: float | None = None) -> ItemPlan:
+        """What the family makes of one ``width`` x ``height`` image (or clip of ``frames``
+        source frames at ``fps``) without pixels: its geometry and processed size."""
+        modality, header = self._header(width, height, frames, fps)
+        return driver.check_processed(self._plan, self._plan.modality(modality), header, None)
+
+    def _header(self, width: int, height: int, frames: int | None, fps: float | None) -> tuple[str, Any]:
         driver.check_size_request(self._plan, frames, fps)
         if frames is None:
-            driver.check_processed(self._plan, width, height)
-        return self._plan.hooks.num_media_tokens(width, height, frames, fps)
+            return "image", ImageHeader(width, height)
+        return "video", ClipHeader(frames, fps, width, height)
 
     def model_kwargs(self, out: Output) -> dict[str, np.ndarray]:
         """The model runner's keyword tensors for ``out``'s items, as this family defines them."""
@@ -243,11 +266,6 @@ def _naming_sources(inp: MmInput) -> Iterator[None]:
         if named is e:
             raise
         raise named from None
-
-
-def _sources(inp: MmInput) -> tuple[list[Any], list[bool]]:
-    pairs = inp.sources
-    return [src for _, src in pairs], [m == "video" for m, _ in pairs]
 
 
 def _rebuild(spec: dict[str, Any], limits: Limits, policy: FetchPolicy | None, cache: FeatureCache | None) -> Pipeline:

@@ -24,8 +24,9 @@ from typing import Any
 import attrs
 import pluggy
 
-from . import hookspecs
+from . import default_modalities, hookspecs
 from .errors import SpecError
+from .modality import Modality
 
 ENTRY_POINT_GROUP = hookspecs.PROJECT
 LOAD_VAR, DISABLE_VAR = "MM_FRAMEWORK_LOAD_PLUGINS", "MM_FRAMEWORK_DISABLE_PLUGINS"
@@ -34,6 +35,7 @@ DISABLE_FORMS = "comma-separated entry-point or distribution names not to load"
 
 _lock = threading.RLock()
 _pm: pluggy.PluginManager | None = None
+_modalities: dict[str, Modality] | None = None  # by name, in registration order; reset on (un)register
 _hidden: list[tuple[str, str, str]] = []  # (entry point, distribution, the switch that hid it)
 _unmatched: list[tuple[str, str, str]] = []  # (switch, a name in it that nothing installed has, names it could take)
 
@@ -71,6 +73,7 @@ def plugin_manager() -> pluggy.PluginManager:
         if _pm is None:
             pm = pluggy.PluginManager(hookspecs.PROJECT)
             pm.add_hookspecs(hookspecs.DiscoverySpecs)
+            pm.register(default_modalities, name="mm_framework.default_modalities")
             _block_by_switches(pm)
             pm.load_setuptools_entrypoints(ENTRY_POINT_GROUP)
             pm.check_pending()
@@ -101,6 +104,7 @@ def register(plugin: object, name: str | None = None) -> str:
     with _lock:
         registered = pm.register(plugin, name=name)
         pm.check_pending()
+        _forget_modalities()
     assert registered is not None
     return registered
 
@@ -108,6 +112,34 @@ def register(plugin: object, name: str | None = None) -> str:
 def unregister(name: str) -> None:
     with _lock:
         plugin_manager().unregister(name=name)
+        _forget_modalities()
+
+
+def _forget_modalities() -> None:
+    global _modalities
+    _modalities = None
+
+
+def modalities() -> dict[str, Modality]:
+    """Every registered modality by name, in registration order (built-ins first)."""
+    global _modalities
+    with _lock:
+        if _modalities is None:
+            found: dict[str, Modality] = {}
+
+            def reg(modality: Modality) -> None:
+                if not isinstance(modality, Modality) or not modality.name or not modality.keyword:
+                    raise SpecError(f"a plugin registered {modality!r}, not a Modality with a name and a keyword")
+                for other in found.values():
+                    if modality.name == other.name or modality.keyword == other.keyword:
+                        raise SpecError(f"modality {modality.name!r} ({modality.keyword}=) is registered twice")
+                found[modality.name] = modality
+
+            # pluggy calls the last registered first; the built-ins go first.
+            for impl in reversed(plugin_manager().hook.mm_register_modalities.get_hookimpls()):
+                impl.function(register=reg)
+            _modalities = found
+        return _modalities
 
 
 @attrs.frozen

@@ -9,34 +9,68 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from typing import Any, Union
 
 import attrs
 import numpy as np
-from PIL import Image
+from PIL import Image as PILImage
 
 from .carriers import OutputItem, Positions, Timings, VideoFrames, _readonly
-from .errors import InvalidInputError
+from .errors import InvalidInputError, MmError
 from .family import hooks_for
 from .handoff import kwargs_to_torch
+from .plugins import modalities
 
 # Encoded sources (str forms, bytes, paths) and decoded images (PIL, uint8 arrays).
-ImageSource = Union[bytes, bytearray, memoryview, str, "os.PathLike[str]", Image.Image, np.ndarray]
-_SOURCE_TYPES = (bytes, bytearray, memoryview, str, os.PathLike, Image.Image, np.ndarray)
+ImageSource = Union[bytes, bytearray, memoryview, str, "os.PathLike[str]", PILImage.Image, np.ndarray]
+# A video is an encoded clip (any form an image source can take) or decoded frames.
+VideoSource = Union[bytes, bytearray, memoryview, str, "os.PathLike[str]", VideoFrames, np.ndarray]
+_SINGLE = (bytes, bytearray, memoryview, str, os.PathLike, PILImage.Image, np.ndarray, VideoFrames)
 
 
-def _image_sources(value: Any) -> tuple[Any, ...]:
-    if isinstance(value, (bytes, bytearray, memoryview, str, os.PathLike, Image.Image, np.ndarray)):
-        raise InvalidInputError("images must be a sequence of sources, not a single source")
-    items = tuple(value)
-    for i, src in enumerate(items):
-        if not isinstance(src, _SOURCE_TYPES):
-            raise InvalidInputError(
-                f"unsupported source type {type(src).__name__}; expected bytes, str, a pathlib.Path, "
-                f"a PIL.Image.Image or a uint8 numpy array",
-                item=i,
-            )
-    return items
+def _options(value: Any) -> dict[str, Any]:
+    if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
+        raise InvalidInputError(f"processor options must be a mapping of option names, got {type(value).__name__}")
+    return dict(value)
+
+
+@attrs.frozen(eq=False, init=False)
+class Item:
+    """One media item with its processor options: ``Item("image", src, max_pixels=...)``
+    (or :func:`Image` / :func:`Video`). ``options`` are the per-item processor options the
+    family declares (``Capabilities.item_options``); they override the request's."""
+
+    modality: str
+    source: Any = attrs.field(repr=False)
+    options: Mapping[str, Any]
+
+    def __init__(self, modality: str, source: Any, /, **options: Any) -> None:
+        self.__attrs_init__(modality, source, _options(options))
+
+
+def Image(source: ImageSource, /, **options: Any) -> Item:  # noqa: N802
+    """An image item with processor options, e.g. ``mmf.Image(src, max_pixels=512 * 28 * 28)``."""
+    return Item("image", source, **options)
+
+
+def Video(source: VideoSource, /, **options: Any) -> Item:  # noqa: N802
+    """A video item with processor options, e.g. ``mmf.Video(src, fps=2)``."""
+    return Item("video", source, **options)
+
+
+def _items_of(keyword: str, modality: Any, value: Any) -> list[Item]:
+    if isinstance(value, (*_SINGLE, Item)):
+        raise InvalidInputError(f"{keyword} must be a sequence of sources, not a single source")
+    out = []
+    for src in value:
+        if isinstance(src, Item):
+            if src.modality != modality.name:
+                raise InvalidInputError(f"{keyword} holds a {src.modality!r} item; pass it with the {src.modality} items")
+            out.append(src)
+        else:
+            out.append(Item(modality.name, src))
+    return out
 
 
 def input_ids_array(value: Any, what: str = "input_ids") -> np.ndarray:
@@ -63,47 +97,86 @@ def input_ids_from_arg(text: str) -> list[int]:
         raise InvalidInputError(f"--input-ids must be integers separated by commas or spaces, got {text!r}") from None
 
 
-# A video is an encoded clip (any form an image source can take) or decoded frames.
-VideoSource = Union[bytes, bytearray, memoryview, str, "os.PathLike[str]", VideoFrames, np.ndarray]
-
-
-def _video_sources(value: Any) -> tuple[Any, ...]:
-    if isinstance(value, (bytes, bytearray, memoryview, str, os.PathLike, VideoFrames, np.ndarray)):
-        raise InvalidInputError("videos must be a sequence of sources, not a single source")
-    items = []
-    for i, src in enumerate(value):
-        if isinstance(src, (list, tuple)):  # a bare sequence of frames
-            src = VideoFrames(src)
-        if not isinstance(src, (bytes, bytearray, memoryview, str, os.PathLike, VideoFrames, np.ndarray)):
-            raise InvalidInputError(
-                f"unsupported video source type {type(src).__name__}; expected an encoded clip (bytes, str, "
-                f"a pathlib.Path), a uint8 [T, H, W, 3] array, a list of frames or VideoFrames"
-            )
-        items.append(src)
-    return tuple(items)
-
-
-@attrs.frozen(eq=False)
+@attrs.frozen(eq=False, init=False)
 class MmInput:
-    """One request: media sources plus the prompt as ids (preferred) or text.
+    """One request: media items plus the prompt as ids (preferred) or text.
 
-    Items are numbered images first, then videos (``err.item`` and the ``item N:`` of
-    messages use this numbering); the output lists them in prompt order.
+    ``MmInput(images=[...], videos=[...], input_ids=...)``: each modality's keyword takes a
+    sequence of sources or :class:`Item` values (``mmf.Image(src, max_pixels=...)``), and
+    ``items=`` takes :class:`Item` values of any registered modality. ``options`` are
+    processor options for every item of a modality that takes them (what vLLM calls
+    ``mm_processor_kwargs``); an item's own options win.
+
+    Items are numbered by modality in registration order (images, then videos, then
+    plugin modalities), each modality's in the order given, keyword first (``err.item``
+    and the ``item N:`` of messages use this numbering); the output lists them in prompt
+    order.
     """
 
-    images: tuple[ImageSource, ...] = attrs.field(converter=_image_sources, factory=tuple)
-    input_ids: np.ndarray | None = attrs.field(
-        default=None, converter=lambda v: None if v is None else input_ids_array(v)
-    )
-    text: str | None = attrs.field(
-        default=None, validator=attrs.validators.optional(attrs.validators.instance_of(str))
-    )
-    videos: tuple[VideoSource, ...] = attrs.field(converter=_video_sources, factory=tuple)
+    items: tuple[Item, ...]
+    input_ids: np.ndarray | None
+    text: str | None
+    options: Mapping[str, Any]
+
+    def __init__(
+        self,
+        images: Any = (),
+        input_ids: Any = None,
+        text: str | None = None,
+        videos: Any = (),
+        *,
+        items: Any = (),
+        options: Mapping[str, Any] | None = None,
+        **more: Any,
+    ) -> None:
+        known = modalities()
+        by_keyword = {m.keyword: m for m in known.values()}
+        given = {"images": images, "videos": videos, **more}
+        unknown = sorted(set(given) - set(by_keyword))
+        if unknown:
+            raise InvalidInputError(
+                f"MmInput got {unknown[0]}=, which is no registered modality's keyword; "
+                f"registered: {', '.join(sorted(by_keyword))}"
+            )
+        found = [it for kw, value in given.items() for it in _items_of(kw, by_keyword[kw], value)]
+        if isinstance(items, (*_SINGLE, Item)):
+            raise InvalidInputError("items must be a sequence of Item values, not a single one")
+        for it in items:
+            if not isinstance(it, Item):
+                raise InvalidInputError(f"items must hold Item values (mmf.Image, mmf.Video), got {type(it).__name__}")
+            if it.modality not in known:
+                raise InvalidInputError(f"item modality {it.modality!r} is not registered; registered: {', '.join(known)}")
+            found.append(it)
+        rank = {name: k for k, name in enumerate(known)}
+        ordered = sorted(found, key=lambda it: rank[it.modality])  # stable: the given order within a modality
+        checked = []
+        for i, it in enumerate(ordered):
+            try:
+                source = known[it.modality].check_source(it.source)
+            except MmError as e:
+                raise e.at_item(i) from None
+            checked.append(it if source is it.source else Item(it.modality, source, **it.options))
+        if text is not None and not isinstance(text, str):
+            raise InvalidInputError(f"text must be a str, got {type(text).__name__}")
+        ids = None if input_ids is None else input_ids_array(input_ids)
+        self.__attrs_init__(tuple(checked), ids, text, _options({} if options is None else options))
+
+    def of(self, modality: str) -> tuple[Any, ...]:
+        """The sources of one modality's items, in order."""
+        return tuple(it.source for it in self.items if it.modality == modality)
+
+    @property
+    def images(self) -> tuple[Any, ...]:
+        return self.of("image")
+
+    @property
+    def videos(self) -> tuple[Any, ...]:
+        return self.of("video")
 
     @property
     def sources(self) -> tuple[tuple[str, Any], ...]:
         """``(modality, source)`` of every item, in item-number order."""
-        return tuple(("image", s) for s in self.images) + tuple(("video", s) for s in self.videos)
+        return tuple((it.modality, it.source) for it in self.items)
 
 
 @attrs.frozen(eq=False, repr=False)

@@ -80,7 +80,7 @@ def test_default_prompt_uses_the_family_placeholder(tmp_path, capsys):
 def test_family_without_placeholder_asks_for_ids(toy, tmp_path, capsys):
     img = tmp_path / "a.png"
     img.write_bytes(png_bytes(4, 4))
-    assert main(["process", "--spec", '{"family": "toy", "image_token_id": 3}', str(img)]) == 2
+    assert main(["process", "--spec", '{"family": "toy", "image_token_id": 3, "unnamed": true}', str(img)]) == 2
     assert ("InvalidInputError: request without text or input_ids, and family 'toy' names no image placeholder "
             "to build a default prompt from: give input_ids (--input-ids) or text") in capsys.readouterr().err
 
@@ -124,7 +124,7 @@ def test_plugins_and_tokens(toy, capsys):
     assert main(["plugins"]) == 0
     text = capsys.readouterr().out
     assert "toy  (<in-process plugin toy-plugin>)" in text and "presets: toy_default" in text
-    assert "hooks: mm_capabilities, mm_layout, mm_num_media_tokens, mm_plan_item, mm_positions, mm_process_item" in text
+    assert "hooks: mm_capabilities, mm_layout, mm_plan_item, mm_positions, mm_process_item" in text
     assert main(["tokens", "--spec", "toy_default", "9", "13"]) == 0
     assert capsys.readouterr().out.strip() == "6"
 
@@ -238,35 +238,6 @@ def test_tokens_json_gives_count_family_and_plan(capsys):
     doc = json.loads(capsys.readouterr().out)
     assert (doc["tokens"], doc["modality"], doc["frames"], doc["fps"]) == (1485, "video", 30, 10.0)
     assert doc["geometry"].startswith("VideoGrid(t=15, h=18, w=22") and doc["processed_size"] == [308, 252]
-
-
-def test_tokens_json_without_a_plan_hook_has_no_plan(capsys):
-    name = mmf.plugins.register(NoPlanPlugin(), name="noplan-plugin")
-    try:
-        assert main(["tokens", "8", "8", "--spec", '{"family": "noplan"}', "--json"]) == 0
-    finally:
-        mmf.plugins.unregister(name)
-    doc = json.loads(capsys.readouterr().out)
-    assert doc["tokens"] == 3 and doc["geometry"] is None and doc["processed_size"] is None
-
-
-class NoPlanFamily:
-    def __init__(self, params):
-        pass
-
-    @mmf.hookimpl
-    def mm_num_media_tokens(self, width, height):
-        return 3
-
-    @mmf.hookimpl
-    def mm_layout(self, input_ids, geometries):
-        raise AssertionError("not used")
-
-
-class NoPlanPlugin:
-    @mmf.hookimpl
-    def mm_register_families(self, register):
-        register("noplan", NoPlanFamily)
 
 
 def test_process_a_video_for_a_family_without_video_says_so_first(tmp_path, capsys):

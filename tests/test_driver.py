@@ -63,7 +63,7 @@ def test_three_images_in_input_order(toy_pipe):
 
 
 def test_no_images_rejected(toy_pipe):
-    with pytest.raises(mmf.InvalidInputError, match="without image or video sources"):
+    with pytest.raises(mmf.InvalidInputError, match=r"without media items \(images, videos or items\)"):
         run(toy_pipe, [], [1])
 
 
@@ -148,8 +148,9 @@ def test_text_and_tokenize(toy_pipe):
 
 
 def test_missing_prompt_and_failing_tokenizer(toy_pipe):
+    unnamed = mmf.pipeline_from_spec({"family": "toy", "image_token_id": 1, "unnamed": True})
     with pytest.raises(mmf.InvalidInputError, match="without text or input_ids, and family 'toy' names no image"):
-        run(toy_pipe, [png_bytes(4, 4)], None)
+        run(unnamed, [png_bytes(4, 4)], None)
 
     def broken(text):
         raise KeyError("vocab")

@@ -29,11 +29,11 @@ class ToyVideoFamily:
     @mmf.hookimpl
     def mm_capabilities(self):
         named = {"image": IMG_ID} if self.params.get("images_named_only") else {"image": IMG_ID, "video": VID_ID}
-        return mmf.Capabilities(video=True, placeholders=named)
+        return mmf.Capabilities(modalities=("image", "video"), placeholders=named)
 
     @mmf.hookimpl
-    def mm_sample_frames(self, total_frames, fps):
-        return list(range(0, total_frames, 2))
+    def mm_sample_frames(self, header):
+        return list(range(0, header.total_frames, 2))
 
     @mmf.hookimpl
     def mm_process_item(self, media):
@@ -45,13 +45,9 @@ class ToyVideoFamily:
                                  geometry=mmf.Grid(1, 1, 1), size=(media.width, media.height))
 
     @mmf.hookimpl
-    def mm_plan_item(self, width, height, frames, fps):
-        t = 1 if frames is None else len(range(0, frames, 2))
-        return mmf.ItemPlan(mmf.Grid(t, 1, 1), (width, height))
-
-    @mmf.hookimpl
-    def mm_num_media_tokens(self, width, height, frames, fps):
-        return self.mm_plan_item(width, height, frames, fps).geometry.t
+    def mm_plan_item(self, header):
+        t = len(range(0, header.total_frames, 2)) if isinstance(header, mmf.ClipHeader) else 1
+        return mmf.ItemPlan(mmf.Grid(t, 1, 1), (header.width, header.height))
 
     @mmf.hookimpl
     def mm_layout(self, input_ids, geometries, modalities):

@@ -160,7 +160,7 @@ def test_presets_and_family_listing(toy):
 
 def test_family_hooks_listing(toy_pipe):
     assert toy_pipe.hooks.implemented() == [
-        "mm_capabilities", "mm_layout", "mm_num_media_tokens", "mm_plan_item", "mm_positions", "mm_process_item",
+        "mm_capabilities", "mm_layout", "mm_plan_item", "mm_positions", "mm_process_item",
     ]
 
 
@@ -183,23 +183,23 @@ def test_no_family_for_hf_config():
         mmf.spec_from_hf_configs({"model_type": "llama"}, {})
 
 
-def test_family_without_token_count_is_unsupported(toy_site):
+def test_family_without_a_required_hook_is_refused_when_built(toy_site):
     out = run_py(toy_site, """
         import json, mm_framework as mmf
         import mm_toy_family
-        class NoCount(mm_toy_family.OneToken):
-            mm_num_media_tokens = None
+        class NoPlan(mm_toy_family.OneToken):
+            mm_plan_item = None
         class P:
             @mmf.hookimpl
             def mm_register_families(self, register):
-                register("nocount", NoCount)
+                register("noplan", NoPlan)
         mmf.plugins.register(P(), name="p")
         try:
-            mmf.pipeline_from_spec({"family": "nocount"}).num_media_tokens(4, 4)
-        except mmf.UnsupportedError as e:
+            mmf.pipeline_from_spec({"family": "noplan"})
+        except mmf.SpecError as e:
             print(json.dumps(str(e)))
     """)
-    assert out == "family 'nocount' does not implement mm_num_media_tokens (no token counts without pixels)"
+    assert out == "family 'noplan': invalid plugin: it does not implement mm_plan_item"
 
 
 def test_video_preprocessor_config_reaches_the_resolver(tmp_path):

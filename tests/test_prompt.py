@@ -78,11 +78,12 @@ def test_no_text_and_no_ids_is_one_placeholder_per_item(toy):
     assert pipe.count_tokens(mmf.MmInput(images=[IMG])).input_ids.tolist() == [1, 1, 1, 1]
 
 
-def test_no_prompt_for_a_family_without_placeholders_names_family_and_modality(toy_pipe):
+def test_no_prompt_for_a_family_without_placeholders_names_family_and_modality(toy):
+    unnamed = mmf.pipeline_from_spec({"family": "toy", "image_token_id": 1, "unnamed": True})
     with pytest.raises(mmf.InvalidInputError,
                        match="family 'toy' names no image placeholder to build a default prompt"):
         # Refused before any I/O: the source is never fetched.
-        toy_pipe.process(mmf.MmInput(images=["https://unreachable.invalid/x.png"]))
+        unnamed.process(mmf.MmInput(images=["https://unreachable.invalid/x.png"]))
 
 
 def test_text_whose_placeholder_the_tokenizer_split_says_so(toy):

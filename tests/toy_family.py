@@ -15,7 +15,7 @@ import mm_framework as mmf
 from mm_framework.errors import SpecError
 
 FIELDS = {"image_token_id": int, "block": int, "layout": str, "fail_on_width": int, "mrope": bool, "int32_ids": bool,
-          "placeholder_text": str}
+          "placeholder_text": str, "unnamed": bool}
 
 
 class ToyFamily:
@@ -32,11 +32,13 @@ class ToyFamily:
         self.mrope = params.get("mrope", False)
         self.int32_ids = params.get("int32_ids", False)
         self.placeholder_text = params.get("placeholder_text")
+        self.unnamed = params.get("unnamed", False)
 
     @mmf.hookimpl
     def mm_capabilities(self):
-        # With a placeholder text the toy names its placeholder (default prompts, text checks).
-        named = {} if self.placeholder_text is None else {"image": self.token}
+        # The toy names its placeholder (default prompts, token counts) unless told not to;
+        # with a placeholder text it also names that text (text checks).
+        named = {} if self.unnamed else {"image": self.token}
         texts = {} if self.placeholder_text is None else {"image": self.placeholder_text}
         return mmf.Capabilities(id_range=(0, 2**31 - 1) if self.int32_ids else None, placeholders=named,
                                 placeholder_texts=texts)
@@ -84,13 +86,8 @@ class ToyFamily:
         return mmf.MRope(np.tile(np.arange(input_len, dtype=np.int64), (3, 1)), 0)
 
     @mmf.hookimpl
-    def mm_num_media_tokens(self, width: int, height: int) -> int:
-        gh, gw = self.grid(width, height)
-        return gh * gw
-
-    @mmf.hookimpl
-    def mm_plan_item(self, width: int, height: int) -> mmf.ItemPlan:
-        return mmf.ItemPlan(mmf.Grid(1, *self.grid(width, height)), (width, height))
+    def mm_plan_item(self, header: mmf.ImageHeader) -> mmf.ItemPlan:
+        return mmf.ItemPlan(mmf.Grid(1, *self.grid(header.width, header.height)), (header.width, header.height))
 
 
 class ToyPlugin:

@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from mm_framework import (
-    Capabilities, DecodedImage, DecodeOptions, Grid, ItemPlan, OutputItem, ProcessedItem, Tensor, TokenLayout,
+    Capabilities, DecodedImage, DecodeOptions, Grid, ImageHeader, ItemPlan, OutputItem, ProcessedItem, Tensor, TokenLayout,
     decode_rgb, hookimpl, layout_by_placeholder, take_source,
 )
 from mm_framework.kernels import resize_wants_source
@@ -108,12 +108,8 @@ class InklingFamily:
         return layout_by_placeholder(input_ids, self.image_token_id, [g.t * g.h * g.w for g in geometries])
 
     @hookimpl
-    def mm_num_media_tokens(self, width: int, height: int) -> int:
-        grid = self.mm_plan_item(width, height).geometry
-        return grid.h * grid.w
-
-    @hookimpl
-    def mm_plan_item(self, width: int, height: int) -> ItemPlan:
+    def mm_plan_item(self, header: ImageHeader) -> ItemPlan:
+        width, height = header.width, header.height
         w, h = rescaled_size(width, height, self.rescale_frac, self.rescale_cap)
         nph, npw = patch_grid(h, w, self.patch_size)
         return ItemPlan(Grid(1, nph, npw), (w, h))

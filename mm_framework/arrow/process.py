@@ -17,7 +17,7 @@ import pyarrow as pa
 
 from .. import par
 from ..carriers import MRope
-from ..errors import InternalError, InvalidInputError, MmError
+from ..errors import InternalError, InvalidInputError, MmError, UnsupportedError
 from ..pipeline import Pipeline
 from ..prompt import Tokenize
 from ..request import MmInput, Output
@@ -48,15 +48,13 @@ def _check_shape(out: Output, shape: FamilyShape) -> None:
 def _runner(
     pipeline: Pipeline, pixels: str, tokenize: Tokenize | None, shape: FamilyShape | None
 ) -> Callable[[MmInput], Result]:
-    hooks = pipeline.hooks
-    # A family that cannot do this mode at all fails the call, not every row.
-    if pixels in ("none", "u8"):
-        hooks.require("mm_plan_item", "no token counts without pixels")
     if pixels == "none":
         return lambda inp: (pipeline.count_tokens(inp, tokenize=tokenize), None)
     if pixels == "u8":
-        hooks.require("mm_stored_pixels", "no uint8 pixel storage")
-        hooks.require("mm_features_from_pixels", "no uint8 pixel storage")
+        # A family that cannot do this mode at all fails the call, not every row.
+        if not pipeline.stores_pixels:
+            raise UnsupportedError(f"family {pipeline.family!r} does not implement mm_stored_pixels "
+                                   f"(no uint8 pixel storage)")
         return lambda inp: pipeline.stored_pixels(inp, tokenize=tokenize)
     assert shape is not None
 

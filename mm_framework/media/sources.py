@@ -24,8 +24,8 @@ So a bare base64 JPEG (``/9j/...``) is read as a path: send JPEG payloads as ``d
 URLs, and a relative path string is read as base64 too (as by the reference; its error
 says to pass an absolute path or a ``pathlib.Path``). Besides strings: bytes-like sources
 are taken as they are (a private copy of mutable buffers); a ``pathlib.Path`` is a path
-(relative to the working directory); a ``PIL.Image.Image`` or a uint8 array is an item
-given as pixels (:mod:`.decoded`).
+(relative to the working directory). Any other source is a decoded form (pixels, frames),
+taken by the item's modality (its ``take_decoded``, e.g. :mod:`.decoded`, :mod:`.clips`).
 
 Limits: every source is capped at ``Limits.max_source_bytes`` and all sources of one
 request share one :class:`ByteBudget` of ``Limits.max_request_bytes``. Bodies are
@@ -52,20 +52,17 @@ import binascii
 import os
 import re
 import time
-from collections.abc import Awaitable, Sequence
-from typing import Any, TypeVar, Union
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypeVar
 
-import numpy as np
-from PIL import Image
 
-from ..carriers import VideoFrames
 from ..errors import InvalidInputError, LimitExceededError, MediaError, MmError
 from ..limits import Limits
-from .clips import DecodedClip, take_clip
-from .decoded import DecodedSource, take_decoded
 from .files import read_file
 from .http import http_get, http_get_async
-from .policy import DEFAULT_POLICY, HTTP_FORMS, ByteBudget, FetchPolicy, check_form, shown_source, source_form, take_bytes
+from .policy import (
+    DEFAULT_POLICY, HTTP_FORMS, ByteBudget, FetchPolicy, check_form, shown_source, source_form, take_bytes,
+)
 
 
 T = TypeVar("T")
@@ -189,17 +186,21 @@ def _looks_like_a_path(text: str) -> bool:
 # --------------------------------------------------------------------------- entry points
 
 
-Resolved = Union[bytes, DecodedSource, DecodedClip]
+# Encoded bytes, or what a modality made of a decoded form (an object with an int ``hash``).
+Resolved = Any
+# taker(source, limits, budget, fetch) -> a decoded form taken, or None for an encoded one:
+# a modality's ``take_decoded``.
+Taker = Callable[[Any, Limits, ByteBudget, Callable[[Any], bytes]], Any]
 
 
-def _inline(src: Any, limits: Limits, budget: ByteBudget, policy: FetchPolicy, video: bool = False) -> Resolved | None:
+def _inline(src: Any, limits: Limits, budget: ByteBudget, policy: FetchPolicy, take: Taker | None) -> Resolved | None:
     """Sources that need no network, resolved here; None for the string and path forms."""
     if isinstance(src, (bytes, bytearray, memoryview)):
         return take_bytes(src, limits.max_source_bytes, budget)
-    if video and isinstance(src, (VideoFrames, np.ndarray)):
-        return take_clip(src, limits, budget, lambda frame: _resolve_one(frame, limits, budget, policy))
-    if isinstance(src, (Image.Image, np.ndarray)):
-        return take_decoded(src, limits.max_image_pixels, budget)
+    if take is not None:
+        done = take(src, limits, budget, lambda part: _resolve_one(part, limits, budget, policy, None))
+        if done is not None:
+            return done
     if not isinstance(src, (str, os.PathLike)):
         raise InvalidInputError(f"unsupported source type {type(src).__name__}")
     return None
@@ -215,8 +216,8 @@ def _form_of(src: str | os.PathLike[str], policy: FetchPolicy) -> tuple[str, str
     return src, form
 
 
-def _resolve_one(src: Any, limits: Limits, budget: ByteBudget, policy: FetchPolicy, video: bool = False) -> Resolved:
-    done = _inline(src, limits, budget, policy, video)
+def _resolve_one(src: Any, limits: Limits, budget: ByteBudget, policy: FetchPolicy, take: Taker | None) -> Resolved:
+    done = _inline(src, limits, budget, policy, take)
     if done is not None:
         return done
     text, form = _form_of(src, policy)
@@ -231,13 +232,13 @@ def resolve_sources(
     limits: Limits,
     policy: FetchPolicy | None = None,
     times: list[float] | None = None,
-    videos: Sequence[bool] = (),
+    takers: Sequence[Taker | None] = (),
 ) -> list[Resolved]:
     """Resolve every source inline on the caller's thread, sequentially, in input order.
 
     The first failure rejects the request, attributed to its item index. ``times``, when
-    given, receives each source's milliseconds. ``videos[i]`` marks item ``i`` a video,
-    whose decoded frames become a :class:`~.clips.DecodedClip`.
+    given, receives each source's milliseconds. ``takers[i]`` takes item ``i``'s decoded
+    forms (its modality's ``take_decoded``); without one only encoded forms are accepted.
     """
     policy = DEFAULT_POLICY if policy is None else policy
     budget = ByteBudget(limits.max_request_bytes)
@@ -245,7 +246,7 @@ def resolve_sources(
     for i, src in enumerate(sources):
         t0 = time.perf_counter()
         try:
-            out.append(_resolve_one(src, limits, budget, policy, i < len(videos) and videos[i]))
+            out.append(_resolve_one(src, limits, budget, policy, takers[i] if i < len(takers) else None))
         except MmError as e:
             raise e.at_item(i) from None
         if times is not None:
@@ -256,7 +257,7 @@ def resolve_sources(
 def fetch_bytes(source: str) -> bytes:
     """One source with the default policy and a budget of exactly one source cap (64 MiB)."""
     limits = Limits()
-    data = _resolve_one(source, limits, ByteBudget(limits.max_source_bytes), DEFAULT_POLICY)
+    data = _resolve_one(source, limits, ByteBudget(limits.max_source_bytes), DEFAULT_POLICY, None)
     assert isinstance(data, bytes)
     return data
 
@@ -284,7 +285,7 @@ async def resolve_sources_async(
     limits: Limits,
     policy: FetchPolicy | None = None,
     times: list[float] | None = None,
-    videos: Sequence[bool] = (),
+    takers: Sequence[Taker | None] = (),
 ) -> list[Resolved]:
     """Like :func:`resolve_sources`, concurrently and without blocking the event loop.
 
@@ -301,17 +302,17 @@ async def resolve_sources_async(
     async def one(i: int, src: Any) -> Resolved:
         t0 = time.perf_counter()
         try:
-            return await fetch(src, i < len(videos) and videos[i])
+            return await fetch(src, takers[i] if i < len(takers) else None)
         except MmError as e:
             raise e.at_item(i) from None
         finally:
             took[i] = (time.perf_counter() - t0) * 1000.0
 
-    async def fetch(src: Any, video: bool) -> Resolved:
+    async def fetch(src: Any, take: Taker | None) -> Resolved:
         if isinstance(src, (bytes, bytearray, memoryview)):
             return take_bytes(src, cap, budget)
         if not isinstance(src, (str, os.PathLike)):  # pixels: a copy, off the loop
-            return await asyncio.to_thread(_inline, src, limits, budget, policy, video)
+            return await asyncio.to_thread(_inline, src, limits, budget, policy, take)
         text, form = _form_of(src, policy)
         async with gate:
             if form in HTTP_FORMS:

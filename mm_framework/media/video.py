@@ -20,28 +20,11 @@ from typing import Any
 import attrs
 import numpy as np
 
+from ..carriers import ClipHeader
 from ..checks import is_int
 from ..errors import InternalError, LimitExceededError, MediaError, UnsupportedError
 
 EXTRA = "mm-framework[video]"
-
-
-@attrs.frozen
-class ClipHeader:
-    """What a clip's first video stream declares, before any frame is decoded.
-
-    The fields of transformers' ``VideoMetadata`` as its ``pyav`` loader fills them:
-    ``total_frames`` is the container's count (``stream.frames``), ``fps`` is
-    ``float(stream.average_rate)`` and ``duration`` is ``total_frames / fps``.
-    """
-
-    total_frames: int
-    fps: float
-    width: int
-    height: int
-    duration: float
-    codec: str
-    pixel_format: str | None  # None until the decoder has seen a frame (rare)
 
 
 @attrs.frozen(eq=False)
@@ -79,6 +62,11 @@ class VideoClip:
     @property
     def width(self) -> int:
         return int(self.frames.shape[2])
+
+    @property
+    def header(self) -> ClipHeader:
+        """The clip as its source declared it (what the family planned it from)."""
+        return ClipHeader(total_frames=self.total_frames, fps=self.fps, width=self.width, height=self.height)
 
 
 # choose(header) -> the source frame indices to keep, in output order, or None for every

@@ -33,6 +33,15 @@ from .video_item import QwenVideo
 
 _NORMS = {"pil": channel_norm_pil, "fused": channel_norm_fused}
 
+# The processor options a request may set per item (transformers' call-time kwargs of
+# Qwen2VLImageProcessor / the video processors), and the spec field each replaces.
+IMAGE_OPTIONS = {"min_pixels": "min_pixels", "max_pixels": "max_pixels"}
+VIDEO_OPTIONS = {
+    "min_pixels": "video_min_pixels", "max_pixels": "video_max_pixels",
+    "do_sample_frames": "video_sample_frames", "fps": "video_fps", "min_frames": "video_min_frames",
+    "max_frames": "video_max_frames",
+}
+
 
 class QwenVlFamily:
     """The per-pipeline family object; immutable after construction, so thread-safe."""
@@ -79,10 +88,13 @@ class QwenVlFamily:
         # Qwen vocabularies are int32 token ids; anything else is a caller bug. The texts are
         # the processor's image_token / video_token, the same in every Qwen vocabulary.
         marks, texts = {"image": self.spec.image_token_id}, {"image": "<|image_pad|>"}
+        options = {"image": IMAGE_OPTIONS}
         if self.video is not None:
             marks["video"], texts["video"] = self.video.video.token_id, "<|video_pad|>"
+            options["video"] = VIDEO_OPTIONS
         return mmf.Capabilities(
-            video=self.video is not None, id_range=(0, 2**31 - 1), placeholders=marks, placeholder_texts=texts
+            modalities=tuple(marks), id_range=(0, 2**31 - 1), placeholders=marks, placeholder_texts=texts,
+            item_options=options,
         )
 
     @mmf.hookimpl
@@ -101,8 +113,8 @@ class QwenVlFamily:
         return mmf.decode_rgb(data, options, keep_source=resize_wants_source(self._resample))
 
     @mmf.hookimpl
-    def mm_sample_frames(self, total_frames: int, fps: float | None) -> list[int] | None:
-        return self._video().sample(total_frames, fps)
+    def mm_sample_frames(self, header: mmf.ClipHeader) -> list[int] | None:
+        return self._video().sample(header.total_frames, header.fps)
 
     @mmf.hookimpl
     def mm_process_item(self, media: mmf.DecodedImage | mmf.VideoClip) -> mmf.ProcessedItem:
@@ -150,17 +162,10 @@ class QwenVlFamily:
         return mrope_image_only(input_len, items, self.spec.merge_size)
 
     @mmf.hookimpl
-    def mm_num_media_tokens(self, width: int, height: int, frames: int | None, fps: float | None) -> int:
-        if frames is None:
-            return self.tokens(self.grid(width, height))
-        video = self._video()
-        return video.span_tokens(video.plan(width, height, frames, fps).geometry)
-
-    @mmf.hookimpl
-    def mm_plan_item(self, width: int, height: int, frames: int | None, fps: float | None) -> mmf.ItemPlan:
-        if frames is None:
-            return mmf.ItemPlan(self.grid(width, height), self.target_size(width, height))
-        return self._video().plan(width, height, frames, fps)
+    def mm_plan_item(self, header: mmf.ImageHeader | mmf.ClipHeader) -> mmf.ItemPlan:
+        if isinstance(header, mmf.ClipHeader):
+            return self._video().plan(header.width, header.height, header.total_frames, header.fps)
+        return mmf.ItemPlan(self.grid(header.width, header.height), self.target_size(header.width, header.height))
 
     @mmf.hookimpl
     def mm_model_kwargs(self, items: Sequence[mmf.OutputItem]) -> dict[str, np.ndarray]:

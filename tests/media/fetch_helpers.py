@@ -355,8 +355,8 @@ class _ProbeProcessor:
         return mmf.layout_by_placeholder(input_ids, PLACEHOLDER, [1] * len(geometries))
 
     @mmf.hookimpl
-    def mm_num_media_tokens(self, width: int, height: int) -> int:
-        return 1
+    def mm_plan_item(self, header: mmf.ImageHeader) -> mmf.ItemPlan:
+        return mmf.ItemPlan(mmf.Grid(1, 1, 1), (header.width, header.height))
 
 
 class _ProbePlugin:

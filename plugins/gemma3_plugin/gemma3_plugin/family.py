@@ -147,11 +147,8 @@ class Gemma3Family:
         return layout(np.asarray(input_ids), [self._cores[_tiles(g) - 1] for g in geometries], self.spec)
 
     @mmf.hookimpl
-    def mm_num_media_tokens(self, width: int, height: int) -> int:
-        return self._cores[_tiles(self.mm_plan_item(width, height).geometry) - 1].tokens
-
-    @mmf.hookimpl
-    def mm_plan_item(self, width: int, height: int) -> mmf.ItemPlan:
+    def mm_plan_item(self, header: mmf.ImageHeader) -> mmf.ItemPlan:
+        width, height = header.width, header.height
         return self.item_plan(self.crops(width, height))
 
     @mmf.hookimpl

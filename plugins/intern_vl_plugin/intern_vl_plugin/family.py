@@ -108,11 +108,8 @@ class InternVlFamily:
         )
 
     @mmf.hookimpl
-    def mm_num_media_tokens(self, width: int, height: int) -> int:
-        return self.tokens(self.grid(width, height).tiles)
-
-    @mmf.hookimpl
-    def mm_plan_item(self, width: int, height: int) -> mmf.ItemPlan:
+    def mm_plan_item(self, header: mmf.ImageHeader) -> mmf.ItemPlan:
+        width, height = header.width, header.height
         grid = self.grid(width, height)
         return mmf.ItemPlan(mmf.Tiles(grid.tiles), self._canvas(grid))
 

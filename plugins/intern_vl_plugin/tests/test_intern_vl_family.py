@@ -96,14 +96,13 @@ def test_single_tile_has_no_thumbnail():
 
 
 def test_thumbnail_can_be_disabled():
-    family = InternVlFamily({**{k: v for k, v in SPEC.items() if k != "family"}, "use_thumbnail": False})
-    assert family.mm_num_media_tokens(width=640, height=480) == 12 * 256
+    assert mmf.pipeline_from_spec({**SPEC, "use_thumbnail": False}).num_media_tokens(640, 480) == 12 * 256
 
 
-def test_num_media_tokens(family):
-    assert family.mm_num_media_tokens(width=640, height=480) == 13 * 256
-    assert family.mm_num_media_tokens(width=1, height=1) == 10 * 256
+def test_num_media_tokens():
     pipe = mmf.pipeline_from_spec(SPEC)
+    assert pipe.num_media_tokens(640, 480) == 13 * 256
+    assert pipe.num_media_tokens(1, 1) == 10 * 256
     for w, h, bad in [(0, 5, "width"), (5, 0, "height"), (-1, 3, "width")]:
         with pytest.raises(mmf.MediaError, match=f"image {bad} must be greater than zero"):
             pipe.num_media_tokens(w, h)

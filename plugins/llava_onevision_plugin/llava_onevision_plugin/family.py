@@ -68,7 +68,7 @@ class LlavaOnevisionFamily:
         s = self.spec
         rgb = media.rgb
         source = mmf.take_source(media)
-        item = self.mm_plan_item(rgb.shape[1], rgb.shape[0])
+        item = self.mm_plan_item(mmf.ImageHeader(rgb.shape[1], rgb.shape[0]))
         plan = item.geometry
         padded = pixels.canvas(pixels.fitted_image(rgb, plan, s.resample, source), plan)
         base = pixels.base_image(rgb, s.image_size, s.resample, source)
@@ -86,13 +86,10 @@ class LlavaOnevisionFamily:
         return mmf.layout_by_placeholder(input_ids, self.spec.image_token_id, [_plan(g).tokens for g in geometries])
 
     @mmf.hookimpl
-    def mm_num_media_tokens(self, width: int, height: int) -> int:
-        return self.mm_plan_item(width, height).geometry.tokens
-
-    @mmf.hookimpl
-    def mm_plan_item(self, width: int, height: int) -> mmf.ItemPlan:
+    def mm_plan_item(self, header: mmf.ImageHeader) -> mmf.ItemPlan:
         """The anyres plan, processed at the pinpoint canvas the crops are cut from (the
         base image is always ``image_size`` square, so the canvas is what varies)."""
+        width, height = header.width, header.height
         plan = self.plan(width, height)
         return mmf.ItemPlan(plan, plan.canvas)
 

@@ -49,7 +49,7 @@ def test_processed_size_is_the_pinpoint_canvas(pipe):
     for out in (pipe.process(inp), pipe.count_tokens(inp)):
         (item,) = out.items
         assert (item.size, item.processed_size, item.geometry.best) == ((640, 480), (768, 768), (768, 768))
-    plan = pipe.hooks.processor.mm_plan_item(width=1000, height=300)
+    plan = pipe.plan_item(1000, 300)
     assert plan.size == (1152, 384) == plan.geometry.canvas and plan.geometry.grid == (1, 3)
 
 

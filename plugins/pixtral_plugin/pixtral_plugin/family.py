@@ -78,7 +78,7 @@ class PixtralFamily:
 
     @mmf.hookimpl
     def mm_process_item(self, media: mmf.DecodedImage) -> mmf.ProcessedItem:
-        plan = self.mm_plan_item(media.width, media.height)
+        plan = self.mm_plan_item(mmf.ImageHeader(media.width, media.height))
         w, h = plan.size
         # Taken (and so released after the resize) even when the size is unchanged.
         rgb = resize_rgb(media.rgb, w, h, "pil_bicubic", source=mmf.take_source(media))
@@ -94,12 +94,9 @@ class PixtralFamily:
         return expand(input_ids, [self.token_grid(g) for g in geometries], *self._ids)
 
     @mmf.hookimpl
-    def mm_num_media_tokens(self, width: int, height: int) -> int:
-        return span_length(*self.token_grid(self.mm_plan_item(width, height).geometry))
-
-    @mmf.hookimpl
-    def mm_plan_item(self, width: int, height: int) -> mmf.ItemPlan:
+    def mm_plan_item(self, header: mmf.ImageHeader) -> mmf.ItemPlan:
         """The patch grid of the resized image, and that image's ``(W, H)``."""
+        width, height = header.width, header.height
         h, w = self.resized(width, height)
         p = self.spec.patch_size
         return mmf.ItemPlan(mmf.Grid(1, h // p, w // p), (w, h))

@@ -22,8 +22,8 @@ class OneToken:
         return mmf.layout_by_placeholder(input_ids, self.token, [1] * len(geometries))
 
     @mmf.hookimpl
-    def mm_num_media_tokens(self, width, height):
-        return 1
+    def mm_plan_item(self, header):
+        return mmf.ItemPlan(mmf.Tiles(1), (header.width, header.height))
 
 
 @mmf.hookimpl
