@@ -229,7 +229,13 @@ DEFAULT_FORMATS = ("JPEG", "PNG", "WEBP", "GIF", "BMP")
 
 @attrs.frozen
 class DecodeOptions:
-    """How raw bytes become RGB: chosen by the family (alpha, EXIF), bounded by limits."""
+    """How raw bytes become RGB: chosen by the family (alpha, EXIF), bounded by limits.
+
+    ``keep_source``: the decoder also lends its Pillow image (``take_source``) to a resize
+    that runs through Pillow, which then need not rebuild one from the array; set it to
+    ``kernels.resize_wants_source(resampler)``. It changes no byte, so equal options with
+    and without it decode alike (and share cache entries).
+    """
 
     alpha: Literal["composite", "drop"] = attrs.field(
         default="drop", validator=attrs.validators.in_(("composite", "drop"))
@@ -237,6 +243,7 @@ class DecodeOptions:
     exif_transpose: bool = False
     max_pixels: int | None = None
     formats: tuple[str, ...] = attrs.field(default=DEFAULT_FORMATS, converter=tuple)
+    keep_source: bool = attrs.field(default=False, eq=False)
 
 
 def _size(value: Any) -> tuple[int, int] | None:

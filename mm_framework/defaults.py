@@ -26,9 +26,10 @@ TOGETHER = ("mm_stored_pixels", "mm_features_from_pixels")
 class FamilyDefaults:
     """The fallbacks for one bound family (its name and spec, for the answers that need them)."""
 
-    def __init__(self, family: str, spec: Mapping[str, Any]) -> None:
+    def __init__(self, family: str, spec: Mapping[str, Any], processor: object) -> None:
         self._family = family
         self._spec = dict(spec)
+        self._processor = processor
 
     @hookimpl(trylast=True)
     def mm_capabilities(self) -> Capabilities:
@@ -36,7 +37,11 @@ class FamilyDefaults:
 
     @hookimpl(trylast=True)
     def mm_resolved_spec(self) -> dict[str, Any]:
-        return dict(self._spec)
+        # A family that parsed its spec into a value with ``to_dict()`` (the SpecFields way)
+        # has its complete spec there; otherwise the spec is taken as given.
+        parsed = getattr(self._processor, "spec", None)
+        to_dict = getattr(parsed, "to_dict", None)
+        return to_dict() if callable(to_dict) else dict(self._spec)
 
     @hookimpl(trylast=True)
     def mm_decode_options(self) -> DecodeOptions:
@@ -44,7 +49,7 @@ class FamilyDefaults:
 
     @hookimpl(trylast=True)
     def mm_decode(self, data: bytes, options: DecodeOptions) -> DecodedImage:
-        return decode_rgb(data, options)
+        return decode_rgb(data, options, keep_source=options.keep_source)
 
     @hookimpl(trylast=True)
     def mm_sample_frames(self, header: ClipHeader) -> None:

@@ -81,7 +81,7 @@ class FamilyHooks:
     def __init__(self, family: str, processor: object, spec: Mapping[str, Any]) -> None:
         pm = pluggy.PluginManager(hookspecs.PROJECT)
         pm.add_hookspecs(hookspecs.FamilySpecs)
-        pm.register(defaults.FamilyDefaults(family, spec), name="mm_framework.defaults")
+        pm.register(defaults.FamilyDefaults(family, spec, processor), name="mm_framework.defaults")
         try:
             pm.register(processor, name=f"family:{family}")
             pm.check_pending()
@@ -126,7 +126,8 @@ class FamilyHooks:
     def _processed(self, name: str, item: int | None, **kwargs: Any) -> ProcessedItem:
         out = self._call(name, item, **kwargs)
         if not isinstance(out, ProcessedItem):
-            raise InternalError(f"family {self.family!r}: {name} returned {type(out).__name__}, not ProcessedItem", item=item)
+            what = type(out).__name__
+            raise InternalError(f"family {self.family!r}: {name} returned {what}, not ProcessedItem", item=item)
         return out
 
     def process_item(self, media: DecodedImage, item: int) -> ProcessedItem:
@@ -138,7 +139,8 @@ class FamilyHooks:
         except MmError as e:
             raise e.at_item(item)
         except Exception as e:
-            raise InternalError(f"family {self.family!r} raised {type(e).__name__} in mm_sample_frames: {e}", item=item) from e
+            why = f"{type(e).__name__} in mm_sample_frames: {e}"
+            raise InternalError(f"family {self.family!r} raised {why}", item=item) from e
         return None if out is None else list(out)
 
     def layout(self, input_ids: np.ndarray, geometries: Sequence[Geometry], modalities: Sequence[str]) -> TokenLayout:
@@ -148,7 +150,11 @@ class FamilyHooks:
         return out
 
     def positions(
-        self, input_len: int, offsets: Sequence[tuple[int, int]], geometries: Sequence[Geometry], modalities: Sequence[str]
+        self,
+        input_len: int,
+        offsets: Sequence[tuple[int, int]],
+        geometries: Sequence[Geometry],
+        modalities: Sequence[str],
     ) -> Positions:
         return self._call(
             "mm_positions", input_len=input_len, offsets=offsets, geometries=geometries, modalities=modalities

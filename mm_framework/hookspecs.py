@@ -111,7 +111,8 @@ class FamilySpecs:
         """The complete spec the family built from (``"family"`` and every default
         filled in), as JSON-ready values. Called once when the pipeline is built; it is
         what ``Pipeline.spec`` returns and what keys the feature cache, and the spec an
-        item's options are applied to. Default: the spec as given.
+        item's options are applied to. Default: ``self.spec.to_dict()`` when the family
+        object keeps its parsed spec as ``spec`` with a ``to_dict()``, else the spec as given.
         """
 
     @hookspec(firstresult=True)
@@ -128,7 +129,8 @@ class FamilySpecs:
 
         Called once per item on a worker thread (or inline), after the driver hashed the
         bytes and checked request limits. Must honour ``options.max_pixels`` before
-        decoding pixels. Default: the core Pillow decoder (``mm_framework.decode_rgb``).
+        decoding pixels. Default: the core Pillow decoder (``mm_framework.decode_rgb``),
+        lending its Pillow image when ``options.keep_source``.
         """
 
     @hookspec(firstresult=True)

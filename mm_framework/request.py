@@ -66,7 +66,9 @@ def _items_of(keyword: str, modality: Any, value: Any) -> list[Item]:
     for src in value:
         if isinstance(src, Item):
             if src.modality != modality.name:
-                raise InvalidInputError(f"{keyword} holds a {src.modality!r} item; pass it with the {src.modality} items")
+                raise InvalidInputError(
+                    f"{keyword} holds a {src.modality!r} item; pass it with the {src.modality} items"
+                )
             out.append(src)
         else:
             out.append(Item(modality.name, src))
@@ -145,7 +147,9 @@ class MmInput:
             if not isinstance(it, Item):
                 raise InvalidInputError(f"items must hold Item values (mmf.Image, mmf.Video), got {type(it).__name__}")
             if it.modality not in known:
-                raise InvalidInputError(f"item modality {it.modality!r} is not registered; registered: {', '.join(known)}")
+                raise InvalidInputError(
+                    f"item modality {it.modality!r} is not registered; registered: {', '.join(known)}"
+                )
             found.append(it)
         rank = {name: k for k, name in enumerate(known)}
         ordered = sorted(found, key=lambda it: rank[it.modality])  # stable: the given order within a modality

@@ -42,8 +42,8 @@ from typing import Any
 import numpy as np
 
 from mm_framework import (
-    Capabilities, DecodedImage, DecodeOptions, Grid, ImageHeader, ItemPlan, OutputItem, ProcessedItem, Tensor, TokenLayout,
-    decode_rgb, hookimpl, layout_by_placeholder, take_source,
+    Capabilities, DecodedImage, DecodeOptions, Grid, ImageHeader, ItemPlan, OutputItem, ProcessedItem, Tensor,
+    TokenLayout, hookimpl, layout_by_placeholder, take_source,
 )
 from mm_framework.kernels import resize_wants_source
 
@@ -82,13 +82,8 @@ class InklingFamily:
 
     @hookimpl
     def mm_decode_options(self) -> DecodeOptions:
-        return DecodeOptions(alpha="drop", exif_transpose=False)
-
-    @hookimpl
-    def mm_decode(self, data: bytes, options: DecodeOptions) -> DecodedImage:
-        # The core decoder, also lending its Pillow image when the LANCZOS resize would
-        # start from it instead of rebuilding one from the array (not with native kernels).
-        return decode_rgb(data, options, keep_source=resize_wants_source("pil_lanczos"))
+        # The decoder lends its Pillow image when the LANCZOS resize runs through Pillow.
+        return DecodeOptions(alpha="drop", exif_transpose=False, keep_source=resize_wants_source("pil_lanczos"))
 
     @hookimpl
     def mm_process_item(self, media: DecodedImage) -> ProcessedItem:

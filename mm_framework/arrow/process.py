@@ -97,7 +97,9 @@ def process_requests(
     return _table(schema, results, passthrough, shape)
 
 
-def _table(schema: pa.Schema, results: list[Result], passthrough: pa.Table | None, shape: FamilyShape | None) -> pa.Table:
+def _table(
+    schema: pa.Schema, results: list[Result], passthrough: pa.Table | None, shape: FamilyShape | None
+) -> pa.Table:
     outs = [None if isinstance(r, MmError) else r[0] for r in results]
     cols: dict[str, pa.Array | pa.ChunkedArray] = {}
     if passthrough is not None:

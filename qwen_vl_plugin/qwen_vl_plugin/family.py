@@ -23,7 +23,8 @@ from PIL import Image
 
 import mm_framework as mmf
 from mm_framework.kernels import (
-    channel_norm_fused, channel_norm_pil, check_rgb, patchify_merged_blocks, resize_rgb, resize_wants_source, smart_resize,
+    channel_norm_fused, channel_norm_pil, check_rgb, patchify_merged_blocks, resize_rgb, resize_wants_source,
+    smart_resize,
 )
 
 from . import mixed_request
@@ -51,7 +52,11 @@ class QwenVlFamily:
         resample, rounding = BACKENDS[self.spec.backend]
         self._resample = resample
         self._norm = _NORMS[rounding](self.spec.image_mean, self.spec.image_std)
-        self._decode_options = mmf.DecodeOptions(alpha=self.spec.alpha, exif_transpose=self.spec.exif_transpose)
+        # The decoder lends its Pillow image when the resize runs through Pillow.
+        self._decode_options = mmf.DecodeOptions(
+            alpha=self.spec.alpha, exif_transpose=self.spec.exif_transpose,
+            keep_source=resize_wants_source(resample),
+        )
         self.video = None if self.spec.video is None else QwenVideo(self.spec)
 
     # -- geometry -----------------------------------------------------------------
@@ -98,19 +103,8 @@ class QwenVlFamily:
         )
 
     @mmf.hookimpl
-    def mm_resolved_spec(self) -> dict[str, Any]:
-        return self.spec.to_dict()
-
-    @mmf.hookimpl
     def mm_decode_options(self) -> mmf.DecodeOptions:
         return self._decode_options
-
-    @mmf.hookimpl
-    def mm_decode(self, data: bytes, options: mmf.DecodeOptions) -> mmf.DecodedImage:
-        # The core decoder; when the resize runs through Pillow (portable kernels, Pillow
-        # backend) it also lends its Pillow image, which the resize takes instead of
-        # rebuilding one from the array.
-        return mmf.decode_rgb(data, options, keep_source=resize_wants_source(self._resample))
 
     @mmf.hookimpl
     def mm_sample_frames(self, header: mmf.ClipHeader) -> list[int] | None:

@@ -17,14 +17,20 @@ def _family(backend: str) -> QwenVlFamily:
     return QwenVlFamily({**spec, "backend": backend})
 
 
+def _decoded(backend: str, data: bytes, **limits: int) -> mmf.DecodedImage:
+    """``data`` decoded as a pipeline of this backend decodes it for the family."""
+    pipe = mmf.pipeline_from_spec({**mmf.preset("qwen2_vl"), "backend": backend}, limits=mmf.Limits(**limits))
+    return pipe.decode(mmf.MmInput(images=[data]))[1][0]
+
+
 @pytest.mark.parametrize("name", ["rgb_640x480.jpg", "exact_448x448.png", "rgba_640x480.png"])
 def test_lent_source_is_consumed_and_changes_nothing(name):
     fam = _family("pil")
     data = golden_images.make(name)
     # The decoder lends one exactly when the resize starts from it (Pillow, portable kernels).
-    lent = mmf.take_source(fam.mm_decode(data, fam.mm_decode_options()))
+    lent = mmf.take_source(_decoded("pil", data))
     assert (lent is not None) == resize_wants_source("pil_bicubic")
-    media = fam.mm_decode(data, fam.mm_decode_options())
+    media = _decoded("pil", data)
     item = fam.mm_process_item(media)
     assert mmf.take_source(media) is None  # released by the resize (or dropped when none)
     # The same item from a plain decoded image (no source): byte-identical.
@@ -34,16 +40,13 @@ def test_lent_source_is_consumed_and_changes_nothing(name):
 
 
 def test_torchvision_backend_does_not_keep_a_source():
-    fam = _family("torchvision")
-    media = fam.mm_decode(golden_images.make("rgb_640x480.jpg"), fam.mm_decode_options())
+    media = _decoded("torchvision", golden_images.make("rgb_640x480.jpg"))
     assert type(media) is mmf.DecodedImage
 
 
 def test_decode_honours_the_pixel_limit():
-    fam = _family("pil")
-    opts = mmf.DecodeOptions(alpha="composite", max_pixels=100)
     with pytest.raises(mmf.LimitExceededError):
-        fam.mm_decode(golden_images.make("rgb_640x480.jpg"), opts)
+        _decoded("pil", golden_images.make("rgb_640x480.jpg"), max_image_pixels=100)
 
 
 @pytest.mark.parametrize("preset", ["qwen2_vl", "qwen3_vl"])

@@ -53,7 +53,11 @@ class Gemma3Family:
         self.spec = parse_spec(params)
         self._norm = channel_norm(self.spec)
         self._cores = build_cores(self.spec)
-        self._decode_options = mmf.DecodeOptions(alpha=self.spec.alpha, exif_transpose=self.spec.exif_transpose)
+        # The decoder lends its Pillow image when the resize runs through Pillow.
+        self._decode_options = mmf.DecodeOptions(
+            alpha=self.spec.alpha, exif_transpose=self.spec.exif_transpose,
+            keep_source=kernels.resize_wants_source(self.spec.resample),
+        )
 
     # -- geometry -----------------------------------------------------------------
 
@@ -111,18 +115,8 @@ class Gemma3Family:
         )
 
     @mmf.hookimpl
-    def mm_resolved_spec(self) -> dict[str, Any]:
-        return self.spec.to_dict()
-
-    @mmf.hookimpl
     def mm_decode_options(self) -> mmf.DecodeOptions:
         return self._decode_options
-
-    @mmf.hookimpl
-    def mm_decode(self, data: bytes, options: mmf.DecodeOptions) -> mmf.DecodedImage:
-        # The core decoder, keeping its Pillow image so a Pillow resize need not rebuild
-        # one (not kept for the native kernels, which resize from the array).
-        return mmf.decode_rgb(data, options, keep_source=kernels.resize_wants_source(self.spec.resample))
 
     @mmf.hookimpl
     def mm_process_item(self, media: mmf.DecodedImage) -> mmf.ProcessedItem:

@@ -82,10 +82,6 @@ class InternVlFamily:
         return mmf.Capabilities(placeholders={"image": s.image_token_id}, placeholder_texts=texts)
 
     @mmf.hookimpl
-    def mm_resolved_spec(self) -> dict[str, Any]:
-        return self.spec.to_dict()
-
-    @mmf.hookimpl
     def mm_process_item(self, media: mmf.DecodedImage) -> mmf.ProcessedItem:
         size = self.spec.image_size
         grid = self.grid(media.width, media.height)

@@ -33,7 +33,11 @@ class LlavaOnevisionFamily:
         self.spec = parse_spec(params)
         s = self.spec
         self._norm = _short_norm(channel_norm_pil(s.image_mean, s.image_std, s.rescale_factor), s)
-        self._decode_options = mmf.DecodeOptions(alpha=s.alpha, exif_transpose=s.exif_transpose)
+        # The decoder lends its Pillow image when the resize runs through Pillow.
+        self._decode_options = mmf.DecodeOptions(
+            alpha=s.alpha, exif_transpose=s.exif_transpose,
+            keep_source=resize_wants_source(s.resample),
+        )
 
     def plan(self, width: int, height: int) -> anyres.AnyresPlan:
         return anyres.plan(self.spec, width, height)
@@ -50,18 +54,8 @@ class LlavaOnevisionFamily:
         )
 
     @mmf.hookimpl
-    def mm_resolved_spec(self) -> dict[str, Any]:
-        return self.spec.to_dict()
-
-    @mmf.hookimpl
     def mm_decode_options(self) -> mmf.DecodeOptions:
         return self._decode_options
-
-    @mmf.hookimpl
-    def mm_decode(self, data: bytes, options: mmf.DecodeOptions) -> mmf.DecodedImage:
-        # Both resizes start from the decoder's own image when they run through Pillow
-        # (portable kernels); the native kernels resize from the array.
-        return mmf.decode_rgb(data, options, keep_source=resize_wants_source(self.spec.resample))
 
     @mmf.hookimpl
     def mm_process_item(self, media: mmf.DecodedImage) -> mmf.ProcessedItem:

@@ -23,7 +23,7 @@ import numpy as np
 import mm_framework as mmf
 from mm_framework.kernels import channel_norm_pil, resize_rgb, resize_wants_source
 
-from .layout import expand, span_length
+from .layout import expand
 from .planes import normalize_planes
 from .sizing import resized_size
 from .spec import parse_spec
@@ -35,7 +35,11 @@ class PixtralFamily:
     def __init__(self, params: Mapping[str, Any]) -> None:
         self.spec = parse_spec(params)
         self._norm = channel_norm_pil(self.spec.image_mean, self.spec.image_std)
-        self._decode_options = mmf.DecodeOptions(alpha=self.spec.alpha, exif_transpose=self.spec.exif_transpose)
+        # The decoder lends its Pillow image when the resize runs through Pillow.
+        self._decode_options = mmf.DecodeOptions(
+            alpha=self.spec.alpha, exif_transpose=self.spec.exif_transpose,
+            keep_source=resize_wants_source("pil_bicubic"),
+        )
         self._ids = (self.spec.image_token_id, self.spec.image_break_token_id, self.spec.image_end_token_id)
 
     # -- geometry -----------------------------------------------------------------
@@ -63,18 +67,8 @@ class PixtralFamily:
         )
 
     @mmf.hookimpl
-    def mm_resolved_spec(self) -> dict[str, Any]:
-        return self.spec.to_dict()
-
-    @mmf.hookimpl
     def mm_decode_options(self) -> mmf.DecodeOptions:
         return self._decode_options
-
-    @mmf.hookimpl
-    def mm_decode(self, data: bytes, options: mmf.DecodeOptions) -> mmf.DecodedImage:
-        # The core decoder, lending its Pillow image so a Pillow resize need not rebuild
-        # one (not lent for the native kernels, which resize from the array).
-        return mmf.decode_rgb(data, options, keep_source=resize_wants_source("pil_bicubic"))
 
     @mmf.hookimpl
     def mm_process_item(self, media: mmf.DecodedImage) -> mmf.ProcessedItem:
