@@ -14,7 +14,7 @@ from typing import Any
 from . import plugins as _plugins
 from .cache import CacheStats, FeatureCache
 from .carriers import (
-    Capabilities, ClipHeader, DecodedImage, DecodeOptions, Grid, ImageHeader, ItemPlan, ItemTimings, MRope, OutputItem, ProcessedItem, Rope1D,
+    Capabilities, ClipHeader, DecodedImage, DecodeOptions, Grid, ImageHeader, ItemOutputs, ItemPlan, ItemTimings, MRope, OutputItem, ProcessedItem, Rope1D,
     Tensor, Tiles, Timings, VideoFrames,
 )
 from .errors import (
@@ -58,7 +58,7 @@ def list_presets() -> dict[str, dict[str, Any]]:
 
 
 __all__ = [
-    "CacheStats", "Capabilities", "Image", "ImageHeader", "Item", "Modality", "Video", "ClipHeader", "VideoClip", "VideoFrames", "DecodeOptions", "DecodedImage", "Explicit", "ExpandedPrompt", "FeatureCache",
+    "CacheStats", "Capabilities", "Image", "ImageHeader", "ItemOutputs", "Item", "Modality", "Video", "ClipHeader", "VideoClip", "VideoFrames", "DecodeOptions", "DecodedImage", "Explicit", "ExpandedPrompt", "FeatureCache",
     "FetchError", "FetchPolicy", "Grid", "InternalError", "InvalidInputError", "ItemPlan", "ItemTimings",
     "LayoutError", "LimitExceededError", "Limits", "MRope", "Media", "MediaError", "MmError", "MmInput", "Output",
     "OutputItem", "Pipeline", "ProcessedItem", "Repeat", "Rope1D", "SpecError", "SpecFields", "Tensor", "Text",

@@ -137,6 +137,42 @@ def _placeholder_texts(caps: Capabilities, _attr: Any, value: Mapping[str, str])
             raise InternalError(f"placeholder_texts[{modality!r}] must be a non-empty str, got {text!r}")
 
 
+def _aux_shapes(value: Mapping[str, Any]) -> dict[str, tuple[str, tuple[int, ...]]]:
+    out = {}
+    for name, (dtype, shape) in value.items():
+        if dtype not in _NUMPY_DTYPE:
+            raise InternalError(f"ItemOutputs aux {name!r}: dtype must be one of {sorted(_NUMPY_DTYPE)}, got {dtype!r}")
+        out[name] = (dtype, tuple(int(n) for n in shape))
+    return out
+
+
+@attrs.frozen
+class ItemOutputs:
+    """What every processed item of one modality holds: the feature's dtype (its shape
+    varies with the item) and each aux tensor's dtype and fixed shape, e.g.
+    ``ItemOutputs("f32", {"image_grid_thw": ("i64", (3,))})``. Declared in
+    ``Capabilities.outputs``; the driver holds every item to it, and dataset schemas
+    (Arrow columns) are made from it."""
+
+    feature: DType = attrs.field(default="f32", validator=attrs.validators.in_(tuple(_NUMPY_DTYPE)))
+    aux: Mapping[str, tuple[str, tuple[int, ...]]] = attrs.field(factory=dict, converter=_aux_shapes)
+
+    def check(self, item: Any) -> None:
+        """``InternalError`` unless the ``ProcessedItem`` ``item`` is what this declares."""
+        got = {name: (t.dtype, t.shape) for name, t in item.aux.items()}
+        if item.feature.dtype != self.feature or got != dict(self.aux):
+            raise InternalError(
+                f"processed item {item.feature.dtype} {got} differs from the family's declared outputs "
+                f"({self.feature} {dict(self.aux)})"
+            )
+
+
+def _outputs(caps: Capabilities, _attr: Any, value: Mapping[str, ItemOutputs]) -> None:
+    for modality, declared in value.items():
+        if modality not in caps.modalities or not isinstance(declared, ItemOutputs):
+            raise InternalError(f"outputs[{modality!r}] must be the ItemOutputs of one of modalities {caps.modalities}")
+
+
 def _item_options(caps: Capabilities, _attr: Any, value: Mapping[str, Mapping[str, str]]) -> None:
     for modality, names in value.items():
         if modality not in caps.modalities:
@@ -165,6 +201,9 @@ class Capabilities:
     that item (``{"image": {"max_pixels": "max_pixels"}, "video": {"fps": "video_fps"}}``):
     the item is processed by the family built from the spec with those fields replaced,
     so the family's own spec validation bounds every value.
+    ``outputs``: per modality, the :class:`ItemOutputs` every item of it has (feature dtype,
+    aux names, dtypes and shapes); datasets need it (their columns are made from it), and
+    items of a modality left out are held to nothing.
     """
 
     modalities: tuple[str, ...] = attrs.field(default=("image",), converter=tuple)
@@ -176,6 +215,7 @@ class Capabilities:
     item_options: Mapping[str, Mapping[str, str]] = attrs.field(
         factory=dict, converter=lambda m: {k: dict(v) for k, v in m.items()}, validator=_item_options
     )
+    outputs: Mapping[str, ItemOutputs] = attrs.field(factory=dict, converter=dict, validator=_outputs)
 
     @property
     def video(self) -> bool:

@@ -9,7 +9,6 @@ caller decoded.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import numpy as np
@@ -24,9 +23,7 @@ from .media.decode import decoded_size
 from .media.decoded import DecodedSource, take_decoded
 from .media.video import VideoClip, decode_clip, read_header
 from .media.video_frames import select_frames
-from .modality import Fetch, ItemContext, Modality
-
-ENCODED = (bytes, bytearray, memoryview, str, os.PathLike)
+from .modality import ENCODED_FORMS, Fetch, ItemContext, Modality
 
 
 def _refuse(what: str, source: Any, forms: str) -> InvalidInputError:
@@ -47,7 +44,7 @@ class ImageModality(Modality):
     decoded_forms = "a PIL.Image.Image or a uint8 numpy array"
 
     def check_source(self, source: Any) -> Any:
-        if not isinstance(source, (*ENCODED, Image.Image, np.ndarray)):
+        if not isinstance(source, (*ENCODED_FORMS, Image.Image, np.ndarray)):
             raise _refuse("", source, f"bytes, str, a pathlib.Path, {self.decoded_forms}")
         return source
 
@@ -85,7 +82,7 @@ class VideoModality(Modality):
     def check_source(self, source: Any) -> Any:
         if isinstance(source, (list, tuple)):  # a bare sequence of frames
             source = VideoFrames(source)
-        if not isinstance(source, (*ENCODED, VideoFrames, np.ndarray)):
+        if not isinstance(source, (*ENCODED_FORMS, VideoFrames, np.ndarray)):
             raise _refuse("video ", source, f"an encoded clip (bytes, str, a pathlib.Path), {self.decoded_forms}")
         return source
 

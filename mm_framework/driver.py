@@ -31,7 +31,7 @@ from blake3 import blake3
 from . import par
 from .cache import FeatureCache
 from .carriers import Capabilities, DecodeOptions, ItemPlan, ItemTimings, OutputItem, ProcessedItem, Timings
-from .errors import InvalidInputError, LayoutError, LimitExceededError, MmError, SpecError, UnsupportedError
+from .errors import InternalError, InvalidInputError, LayoutError, LimitExceededError, MmError, SpecError, UnsupportedError
 from .family import FamilyHooks, bind, hooks_for
 from .layout import apply_layout
 from .limits import Limits
@@ -211,6 +211,12 @@ def _make(plan: Plan, modality: Modality, src: Resolved, index: int) -> _Made:
     media, header = decode(plan, modality, src, index)
     t1 = time.perf_counter()
     item = plan.hooks.process_item(media, index)
+    declared = plan.capabilities.outputs.get(modality.name)
+    if declared is not None:
+        try:
+            declared.check(item)
+        except MmError as e:
+            raise InternalError(f"family {plan.hooks.family!r}: {e.cause}", item=index) from None
     return _Made(item, modality.size_of(header), modality.frames_of(media), (t1 - t0) * 1000.0, _ms(t1))
 
 

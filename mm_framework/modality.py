@@ -14,13 +14,18 @@ order: images, then videos, then the modalities of plugins.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
 import attrs
 
 from .carriers import DecodeOptions, ItemPlan
+from .errors import InvalidInputError
 from .limits import Limits
+
+# The source forms every modality takes, fetched to bytes by the core.
+ENCODED_FORMS = (bytes, bytearray, memoryview, str, os.PathLike)
 
 # fetch(encoded source) -> its bytes, under the request's policy and budget: for decoded
 # forms that hold encoded parts (a clip given as a list of image files).
@@ -51,9 +56,15 @@ class Modality:
 
     def check_source(self, source: Any) -> Any:
         """``source`` as a request keeps it, after a type check (no I/O); raise
-        ``InvalidInputError`` for a type this modality cannot take. Default: the
-        encoded forms as they are, anything else refused."""
-        return source
+        ``InvalidInputError`` for a type this modality cannot take. Default: the encoded
+        forms (:data:`ENCODED_FORMS`) as they are, anything else refused; a modality with
+        decoded forms checks those and leaves the rest to this."""
+        if isinstance(source, ENCODED_FORMS):
+            return source
+        also = f", {self.decoded_forms}" if self.decoded_forms else ""
+        raise InvalidInputError(
+            f"unsupported {self.name} source type {type(source).__name__}; expected bytes, str, a pathlib.Path{also}"
+        )
 
     def take_decoded(self, source: Any, limits: Limits, budget: Any, fetch: Fetch) -> Any | None:
         """A decoded form copied, limited (``budget.claim`` its bytes) and hashed: an

@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from mm_framework import (
-    Capabilities, DecodedImage, DecodeOptions, Grid, ImageHeader, ItemPlan, OutputItem, ProcessedItem, Tensor,
+    Capabilities, DecodedImage, DecodeOptions, Grid, ImageHeader, ItemOutputs, ItemPlan, OutputItem, ProcessedItem, Tensor,
     TokenLayout, hookimpl, layout_by_placeholder, take_source,
 )
 from mm_framework.kernels import resize_wants_source
@@ -73,7 +73,10 @@ class InklingFamily:
         # Inkling tokenizer inserts itself (no text maps to it). With the vocabulary's own
         # image token (transformers' InklingConfig.image_token_id) the template's text is known.
         texts = {"image": INKLING_IMAGE_TOKEN[1]} if self.image_token_id == INKLING_IMAGE_TOKEN[0] else {}
-        return Capabilities(placeholders={"image": self.image_token_id}, placeholder_texts=texts)
+        outputs = ItemOutputs("bf16", {"patch_grid": ("i64", (2,)), "image_size": ("i64", (2,))})
+        return Capabilities(
+            placeholders={"image": self.image_token_id}, placeholder_texts=texts, outputs={"image": outputs}
+        )
 
     @hookimpl
     def mm_resolved_spec(self) -> dict[str, Any]:

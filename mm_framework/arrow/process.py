@@ -10,19 +10,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from typing import Union
+from typing import Any, Union
 
 import numpy as np
 import pyarrow as pa
 
 from .. import par
 from ..carriers import MRope
-from ..errors import InternalError, InvalidInputError, MmError, UnsupportedError
+from ..errors import InvalidInputError, MmError, UnsupportedError
 from ..pipeline import Pipeline
 from ..prompt import Tokenize
 from ..request import MmInput, Output
 from .columns import error_columns, list_column, pair_column
-from .schema import PAIRS, REQUEST_COLUMNS, FamilyShape, check_pixels, family_shape, result_schema
+from .schema import PAIRS, PROMPT_COLUMNS, FamilyShape, check_pixels, family_shape, item_columns, result_schema
 
 # One row's result: the output and, unless counting, each item's stored array.
 Result = Union[tuple[Output, Union[list[np.ndarray], None]], MmError]
@@ -34,20 +34,7 @@ def feature_f32(array: np.ndarray, dtype: str) -> np.ndarray:
     return (array.astype(np.uint32) << 16).view(np.float32) if dtype == "bf16" else array
 
 
-def _check_shape(out: Output, shape: FamilyShape) -> None:
-    for i, it in enumerate(out.items):
-        got = {name: (t.dtype, t.shape) for name, t in it.aux.items()}
-        if got != dict(shape.aux) or it.feature.dtype != shape.feature_dtype:
-            raise InternalError(
-                f"family output {it.feature.dtype} {got} differs from the columns derived for this spec "
-                f"({shape.feature_dtype} {dict(shape.aux)})",
-                item=i,
-            )
-
-
-def _runner(
-    pipeline: Pipeline, pixels: str, tokenize: Tokenize | None, shape: FamilyShape | None
-) -> Callable[[MmInput], Result]:
+def _runner(pipeline: Pipeline, pixels: str, tokenize: Tokenize | None) -> Callable[[MmInput], Result]:
     if pixels == "none":
         return lambda inp: (pipeline.count_tokens(inp, tokenize=tokenize), None)
     if pixels == "u8":
@@ -56,11 +43,10 @@ def _runner(
             raise UnsupportedError(f"family {pipeline.family!r} does not implement mm_stored_pixels "
                                    f"(no uint8 pixel storage)")
         return lambda inp: pipeline.stored_pixels(inp, tokenize=tokenize)
-    assert shape is not None
 
     def full(inp: MmInput) -> Result:
+        # Every item holds what the family declares: the driver checks it.
         out = pipeline.process(inp, tokenize=tokenize)
-        _check_shape(out, shape)
         return out, [feature_f32(it.feature.array, it.feature.dtype) for it in out.items]
 
     return full
@@ -73,17 +59,21 @@ def process_requests(
     pixels: str = "f32",
     tokenize: Tokenize | None = None,
     passthrough: pa.Table | None = None,
+    modality_names: Sequence[str] = ("image",),
 ) -> pa.Table:
     """One result row per request (an ``MmError`` in ``requests`` is already an error row),
     ``passthrough`` columns (same row count) first. ``pixels``: ``"f32"`` the features,
-    ``"u8"`` the family's stored uint8 pixels, ``"none"`` a token count from headers."""
+    ``"u8"`` the family's stored uint8 pixels, ``"none"`` a token count from headers.
+    ``modality_names``: the modalities the requests' items may have (the aux columns are
+    theirs): the schema depends on them, never on which rows hold what."""
     check_pixels(pixels)
     if passthrough is not None and passthrough.num_rows != len(requests):
         raise InvalidInputError(f"passthrough has {passthrough.num_rows} rows for {len(requests)} requests")
     spec_json = json.dumps(pipeline.spec, sort_keys=True)
-    schema = result_schema(spec_json, pixels, None if passthrough is None else passthrough.schema)
-    shape = family_shape(spec_json) if pixels == "f32" else None
-    run = _runner(pipeline, pixels, tokenize, shape)
+    kinds = tuple(modality_names)
+    schema = result_schema(spec_json, pixels, None if passthrough is None else passthrough.schema, kinds)
+    shape = family_shape(spec_json, kinds) if pixels == "f32" else None
+    run = _runner(pipeline, pixels, tokenize)
 
     def one(_: int, req: MmInput | MmError) -> Result:
         if isinstance(req, MmError):
@@ -123,29 +113,44 @@ def _table(
         shapes = [None if s is None else [list(a.shape) for a in s] for s in stored]
         cols["pixel_values_shape"] = pa.array(shapes, schema.field("pixel_values_shape").type)
     for name in shape.aux if shape is not None else ():
-        aux = [None if o is None else np.stack([it.aux[name].array.reshape(-1) for it in o.items]) for o in outs]
+        # Each row holds the aux of its items that have it (all of them, for one modality).
+        having = [None if o is None else [it.aux[name].array.reshape(-1) for it in o.items if name in it.aux]
+                  for o in outs]
+        aux = [None if h is None else np.stack(h) if h else None for h in having]
         cols[name] = list_column(aux, schema.field(name).type)
     cols.update(error_columns(results))
     return pa.Table.from_arrays([cols[n] for n in schema.names], schema=schema)
 
 
 def requests_from_table(table: pa.Table) -> list[MmInput | MmError]:
-    """Each row as a request: ``images`` (one source or a list: path, URL, data URI or
+    """Each row as a request: its items from the columns named by a modality's keyword
+    (``images``, ``videos``, ...: one source or a list of them: path, URL, data URI or
     base64 text, or raw bytes), ``input_ids`` or ``text``; a malformed row is its error."""
-    if "images" not in table.column_names:
-        raise InvalidInputError(f"the table has no 'images' column (columns: {table.column_names})")
+    columns = {c: m for c, m in item_columns().items() if c in table.column_names}
+    if not columns:
+        raise InvalidInputError(
+            f"the table has no item column ({', '.join(item_columns())}); columns: {table.column_names}"
+        )
     nulls = [None] * table.num_rows
-    images, ids, texts = (
-        table.column(name).to_pylist() if name in table.column_names else nulls for name in REQUEST_COLUMNS
-    )
+    ids, texts = (table.column(n).to_pylist() if n in table.column_names else nulls for n in PROMPT_COLUMNS)
+    values = {c: table.column(c).to_pylist() for c in columns}
     out: list[MmInput | MmError] = []
-    for value, row_ids, text in zip(images, ids, texts):
+    for r, (row_ids, text) in enumerate(zip(ids, texts)):
         try:
-            sources = () if value is None else [value] if isinstance(value, (str, bytes)) else value
-            out.append(MmInput(images=sources, input_ids=row_ids, text=text))
+            items = {c: _sources(values[c][r]) for c in columns}
+            out.append(MmInput(input_ids=row_ids, text=text, **items))
         except MmError as e:
             out.append(e)
     return out
+
+
+def _sources(value: Any) -> list[Any]:
+    return [] if value is None else [value] if isinstance(value, (str, bytes)) else value
+
+
+def table_modalities(table: pa.Table) -> tuple[str, ...]:
+    """The modalities of the table's item columns, in registration order."""
+    return tuple(m for c, m in item_columns().items() if c in table.column_names)
 
 
 def process_table(
@@ -153,12 +158,13 @@ def process_table(
 ) -> pa.Table:
     """Request rows -> result rows with one fixed schema (docs/batch.md, "Schema").
 
-    Columns other than ``images``, ``input_ids`` and ``text`` (an ``id``, labels) pass
+    Columns other than the item columns, ``input_ids`` and ``text`` (an ``id``, labels) pass
     through unchanged, first.
     """
     if isinstance(table, pa.RecordBatch):
         table = pa.Table.from_batches([table])
-    keep = [n for n in table.column_names if n not in REQUEST_COLUMNS]
+    keep = [n for n in table.column_names if n not in PROMPT_COLUMNS and n not in item_columns()]
     return process_requests(
-        pipeline, requests_from_table(table), pixels=pixels, tokenize=tokenize, passthrough=table.select(keep)
+        pipeline, requests_from_table(table), pixels=pixels, tokenize=tokenize, passthrough=table.select(keep),
+        modality_names=table_modalities(table),
     )

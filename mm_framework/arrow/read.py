@@ -103,13 +103,15 @@ def model_kwargs(row: Any, *, spec: Any = None) -> dict[str, np.ndarray]:
         )
     hashes = [int(h) for h in _listed(fields["mm_hashes"])]
     if all(a.dtype.kind == "f" for a in stored):
-        shape = family_shape(spec_json)
-        features = [_feature(a, shape.feature_dtype) for a in stored]
-        columns = {name: _listed(fields[name]) for name in shape.aux}
+        feature_dtype, declared = _declared(spec_json)
+        features = [_feature(a, feature_dtype) for a in stored]
+        # The aux columns the row has: those of its items' modality.
+        present = {name: shape for name, shape in declared.items() if name in fields}
+        columns = {name: _listed(fields[name]) for name in present}
         aux = [
             {
                 name: Tensor(np.asarray(columns[name][i], ARROW_DTYPES[dtype].to_pandas_dtype()).reshape(dims), dtype)
-                for name, (dtype, dims) in shape.aux.items()
+                for name, (dtype, dims) in present.items()
             }
             for i in range(len(stored))
         ]
@@ -118,6 +120,13 @@ def model_kwargs(row: Any, *, spec: Any = None) -> dict[str, np.ndarray]:
         features, aux = [p.feature for p in made], [p.aux for p in made]
     items = [OutputItem(f, a, h) for f, a, h in zip(features, aux, hashes)]
     return hooks_for(spec_json).model_kwargs(items)
+
+
+def _declared(spec_json: str) -> tuple[str, dict[str, tuple[str, tuple[int, ...]]]]:
+    """The family's feature dtype and every aux tensor it declares, over its modalities."""
+    outputs = hooks_for(spec_json).capabilities().outputs
+    shape = family_shape(spec_json, tuple(outputs))
+    return shape.feature_dtype, dict(shape.aux)
 
 
 def _feature(values: np.ndarray, dtype: str) -> Tensor:

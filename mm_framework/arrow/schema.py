@@ -13,7 +13,6 @@ import importlib.metadata
 import json
 import platform
 from collections.abc import Mapping
-from importlib import resources
 from typing import Any
 
 import attrs
@@ -23,13 +22,20 @@ import pyarrow as pa
 from .. import __version__
 from ..errors import InvalidInputError, SpecError
 from ..family import hooks_for
+from ..plugins import modalities
 
 SCHEMA_VERSION = "1"
 PIXEL_MODES = ("f32", "u8", "none")
 # Metadata keys, all under this prefix (bytes, as Arrow stores them).
 META = "mm_framework."
-# Input columns a request is read from; every other input column passes through.
-REQUEST_COLUMNS = ("images", "input_ids", "text")
+# Input columns a request's prompt is read from; its items come from the columns named by
+# registered modalities' keywords (images, videos, ...); every other column passes through.
+PROMPT_COLUMNS = ("input_ids", "text")
+
+
+def item_columns() -> dict[str, str]:
+    """``{column: modality}``: the request columns that hold items."""
+    return {m.keyword: m.name for m in modalities().values()}
 
 
 
@@ -83,16 +89,27 @@ class FamilyShape:
 
 
 @functools.lru_cache(maxsize=16)
-def family_shape(spec_json: str) -> FamilyShape:
-    """Found by processing the bundled sample image once: no hook declares aux tensors."""
+def family_shape(spec_json: str, modality_names: tuple[str, ...] = ("image",)) -> FamilyShape:
+    """What items of these modalities hold, as the family declares it (``Capabilities.outputs``):
+    one feature dtype, and the aux tensors of all of them (an item fills its own)."""
     hooks = hooks_for(spec_json)
-    data = (resources.files("mm_framework") / "data" / "sample.jpg").read_bytes()
-    try:
-        item = hooks.process_item(hooks.decode(data, hooks.decode_options(), 0), 0)
-    except Exception as e:
-        raise SpecError(f"family {hooks.family!r}: cannot derive its columns from the bundled sample: {e}") from e
-    aux = {name: (t.dtype, t.shape) for name, t in sorted(item.aux.items())}
-    return FamilyShape(item.feature.dtype, aux)
+    declared = hooks.capabilities().outputs
+    missing = [m for m in modality_names if m not in declared]
+    if missing:
+        raise SpecError(
+            f"family {hooks.family!r} declares no outputs for {missing[0]} items (Capabilities.outputs): "
+            f"no dataset columns for them"
+        )
+    dtypes = sorted({declared[m].feature for m in modality_names})
+    if len(dtypes) > 1:
+        raise SpecError(f"family {hooks.family!r}: features of {', '.join(modality_names)} differ in dtype {dtypes}: "
+                        f"one table cannot hold them")
+    aux: dict[str, tuple[str, tuple[int, ...]]] = {}
+    for m in modality_names:
+        for name, (dtype, dims) in declared[m].aux.items():
+            if aux.setdefault(name, (dtype, dims)) != (dtype, dims):
+                raise SpecError(f"family {hooks.family!r}: aux {name!r} differs between modalities")
+    return FamilyShape(dtypes[0], dict(sorted(aux.items())))
 
 
 def _aux_fields(shape: FamilyShape) -> list[pa.Field]:
@@ -120,8 +137,11 @@ def versions(family: str) -> dict[str, str]:
     return found
 
 
-def result_schema(spec_json: str, pixels: str, passthrough: pa.Schema | None = None) -> pa.Schema:
-    """The schema of results for ``spec_json`` in ``pixels`` mode, passthrough columns first."""
+def result_schema(
+    spec_json: str, pixels: str, passthrough: pa.Schema | None = None, modality_names: tuple[str, ...] = ("image",)
+) -> pa.Schema:
+    """The schema of results for ``spec_json`` in ``pixels`` mode, passthrough columns first,
+    for requests of these modalities' items."""
     check_pixels(pixels)
     fields = list(passthrough or [])
     fields += _CORE
@@ -137,7 +157,7 @@ def result_schema(spec_json: str, pixels: str, passthrough: pa.Schema | None = N
             pa.field("pixel_values_shape", list_of(list_of(pa.int64()))),
         ]
     if pixels == "f32":
-        shape = family_shape(spec_json)
+        shape = family_shape(spec_json, modality_names)
         fields += _aux_fields(shape)
         meta["feature_dtype"] = shape.feature_dtype
         meta["aux"] = json.dumps({k: {"dtype": d, "shape": list(s)} for k, (d, s) in shape.aux.items()})

@@ -94,12 +94,17 @@ class QwenVlFamily:
         # the processor's image_token / video_token, the same in every Qwen vocabulary.
         marks, texts = {"image": self.spec.image_token_id}, {"image": "<|image_pad|>"}
         options = {"image": IMAGE_OPTIONS}
+        outputs = {"image": mmf.ItemOutputs("f32", {"image_grid_thw": ("i64", (3,))})}
         if self.video is not None:
             marks["video"], texts["video"] = self.video.video.token_id, "<|video_pad|>"
             options["video"] = VIDEO_OPTIONS
+            aux = {"video_grid_thw": ("i64", (3,))}
+            if self.video.video.tokens_per_second is not None:  # Qwen2.5-VL
+                aux["second_per_grid_ts"] = ("f32", (1,))
+            outputs["video"] = mmf.ItemOutputs("f32", aux)
         return mmf.Capabilities(
             modalities=tuple(marks), id_range=(0, 2**31 - 1), placeholders=marks, placeholder_texts=texts,
-            item_options=options,
+            item_options=options, outputs=outputs,
         )
 
     @mmf.hookimpl

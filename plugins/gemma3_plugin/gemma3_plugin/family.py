@@ -111,7 +111,7 @@ class Gemma3Family:
         # boi_token), which the layout expands.
         return mmf.Capabilities(
             id_range=(0, 2**31 - 1), placeholders={"image": self.spec.boi_token_id},
-            placeholder_texts={"image": "<start_of_image>"},
+            placeholder_texts={"image": "<start_of_image>"}, outputs={"image": mmf.ItemOutputs("f32")},
         )
 
     @mmf.hookimpl

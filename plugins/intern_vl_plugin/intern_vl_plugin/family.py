@@ -79,7 +79,9 @@ class InternVlFamily:
         # transformers' InternVLProcessor); another slot id is a token of the caller's choice.
         s = self.spec
         texts = {"image": "<IMG_CONTEXT>"} if s.image_token_id == s.img_context_token_id else {}
-        return mmf.Capabilities(placeholders={"image": s.image_token_id}, placeholder_texts=texts)
+        return mmf.Capabilities(
+            placeholders={"image": s.image_token_id}, placeholder_texts=texts, outputs={"image": mmf.ItemOutputs("f32")}
+        )
 
     @mmf.hookimpl
     def mm_process_item(self, media: mmf.DecodedImage) -> mmf.ProcessedItem:

@@ -51,6 +51,7 @@ class LlavaOnevisionFamily:
         return mmf.Capabilities(
             id_range=(0, 2**31 - 1), placeholders={"image": self.spec.image_token_id},
             placeholder_texts={"image": "<image>"},
+            outputs={"image": mmf.ItemOutputs("f32", {"image_sizes": ("i64", (2,))})},
         )
 
     @mmf.hookimpl

@@ -64,6 +64,7 @@ class PixtralFamily:
         return mmf.Capabilities(
             id_range=(0, 2**31 - 1), placeholders={"image": self.spec.image_token_id},
             placeholder_texts={"image": "[IMG]"},
+            outputs={"image": mmf.ItemOutputs("f32", {"image_sizes": ("i64", (2,))})},
         )
 
     @mmf.hookimpl
