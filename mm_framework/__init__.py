@@ -41,6 +41,7 @@ from .modality import Modality
 from .request import Image, Item, MmInput, Output, Video
 from .spec_fields import SpecFields
 from .specs import preset, spec_from_arg, spec_from_hf_configs, spec_from_model_dir
+from .chat import Processor
 
 __version__ = "0.1.0"
 
@@ -65,4 +66,5 @@ __all__ = [
     "Tiles", "Timings", "TokenLayout", "UnsupportedError", "apply_layout", "clip_from_frames", "content_hash",
     "decode_clip", "decode_rgb", "hookimpl", "layout_by_placeholder", "list_families", "list_presets", "pipeline_from_spec", "preset",
     "select_frames", "spec_from_arg", "spec_from_hf_configs", "spec_from_model_dir", "take_source", "to_torch", "SettingError",
+    "Processor",
 ]

@@ -31,3 +31,7 @@ class Limits:
     # before any frame is decoded. 1 GiPx of RGB is 3 GiB, the most one clip may take.
     max_video_frames: int = attrs.field(default=1024, validator=_positive)
     max_video_pixels: int = attrs.field(default=1 << 30, validator=_positive)
+    # A chat request (mm_framework.chat): its messages, and the UTF-8 bytes of all its text
+    # (string contents and text parts), checked before the template renders anything.
+    max_messages: int = attrs.field(default=1024, validator=_positive)
+    max_text_bytes: int = attrs.field(default=4 * MiB, validator=_positive)

