@@ -113,7 +113,7 @@ def _source_of(part: Mapping[str, Any], kind: str, keys: Sequence[str], at: Plac
     given = [k for k in keys if k in part]
     if len(given) != 1:
         which = "none" if not given else ", ".join(given)
-        raise InvalidInputError(f"{at}: a {kind} part needs exactly one of {', '.join(keys)} (got {which})")
+        raise InvalidInputError(f"{at}: the {kind} part needs exactly one of {', '.join(keys)} (got {which})")
     key = given[0]
     value = part[key]
     if key == "path":

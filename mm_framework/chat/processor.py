@@ -87,7 +87,7 @@ class Processor:
         )
 
     def render(
-        self, messages: Any, *, add_generation_prompt: bool | None = None, tools: Any = None, **template_kwargs: Any
+        self, messages: Any, /, *, add_generation_prompt: bool | None = None, tools: Any = None, **template_kwargs: Any
     ) -> str:
         """The prompt text the model's chat template makes of ``messages``.
 
@@ -100,6 +100,7 @@ class Processor:
     def request(
         self,
         messages: Any,
+        /,
         *,
         add_generation_prompt: bool | None = None,
         tools: Any = None,
@@ -142,6 +143,7 @@ class Processor:
     def apply_chat_template(
         self,
         messages: Any,
+        /,
         *,
         add_generation_prompt: bool | None = None,
         tools: Any = None,
@@ -160,6 +162,7 @@ class Processor:
     async def apply_chat_template_async(
         self,
         messages: Any,
+        /,
         *,
         add_generation_prompt: bool | None = None,
         tools: Any = None,
@@ -175,6 +178,7 @@ class Processor:
     def count_tokens(
         self,
         messages: Any,
+        /,
         *,
         add_generation_prompt: bool | None = None,
         tools: Any = None,
