@@ -20,7 +20,7 @@ from ..limits import Limits
 from ..media.policy import FetchPolicy
 from ..pipeline import MAX_IN_FLIGHT, Pipeline
 from ..plugins import modalities
-from ..request import MmInput, Output
+from ..request import Item, MmInput, Output
 from ..specs import spec_from_model_dir
 from .extra import need
 from .messages import Chat, Place, normalise, plain
@@ -113,7 +113,10 @@ class Processor:
         text = self._render(chat, add_generation_prompt, tools, dict(template_kwargs))
         ids = self.tokenizer.encode(text)
         self._check_placeholders(chat, text, ids)
-        inp = MmInput(items=list(chat.items), input_ids=ids, options=mm_processor_kwargs)
+        items = [_sampling(it.options, self.pipeline.capabilities.item_options.get(it.modality, {}), it)
+                 for it in chat.items]
+        options = _sampling(dict(mm_processor_kwargs or {}), self.pipeline.capabilities.item_options.get("video", {}))
+        inp = MmInput(items=items, input_ids=ids, options=options)
         rank = {name: k for k, name in enumerate(modalities())}
         order = sorted(range(len(chat.items)), key=lambda j: rank.get(chat.items[j].modality, len(rank)))
         return inp, tuple(chat.places[j] for j in order)
@@ -233,6 +236,18 @@ class Processor:
         ids = inp.input_ids
         positions = self.pipeline.hooks.positions(len(ids), (), (), ())
         return Output(ids, (), (), positions, spec=json.dumps(self.pipeline.spec, sort_keys=True))
+
+
+def _sampling(options: Mapping[str, Any], takes: Mapping[str, str], item: Item | None = None) -> Any:
+    """``options`` with ``do_sample_frames=True`` added when they set ``fps`` or ``num_frames`` and
+    leave it out (transformers' processor apply_chat_template rule; qwen-vl-utils always samples
+    at the fps it is given), where the family takes that option; ``item`` rebuilt with them."""
+    if "do_sample_frames" in takes and "do_sample_frames" not in options and (
+        options.get("fps") is not None or options.get("num_frames") is not None
+    ):
+        options = {**options, "do_sample_frames": True}
+        return options if item is None else Item(item.modality, item.source, **options)
+    return options if item is None else item
 
 
 def _at_part(e: MmError, places: tuple[Place, ...]) -> MmError:
