@@ -55,11 +55,17 @@ class Processor:
         limits: Limits | None = None,
         fetch_policy: FetchPolicy | None = None,
         cache: FeatureCache | None = None,
+        spec_overrides: Mapping[str, Any] | None = None,
     ) -> Processor:
         """Read ``path`` as ``transformers.AutoProcessor.from_pretrained(path)`` does: the spec
-        from its configs (:func:`spec_from_model_dir`), the tokenizer and the chat template."""
+        from its configs (:func:`spec_from_model_dir`), the tokenizer and the chat template.
+
+        ``spec_overrides``: spec fields to replace, validated by the family; how sources are
+        loaded is one (docs/chat.md, "Loading": e.g. ``{"alpha": "drop", "exif_transpose": True}``
+        for transformers' chat path on ``qwen_vl``)."""
         need("tokenizers"), need("jinja2")
-        pipeline = Pipeline(spec_from_model_dir(path), limits=limits, fetch_policy=fetch_policy, cache=cache)
+        spec = {**spec_from_model_dir(path), **dict(spec_overrides or {})}
+        pipeline = Pipeline(spec, limits=limits, fetch_policy=fetch_policy, cache=cache)
         return cls(pipeline, ChatTokenizer.from_model_dir(path), load_template(path))
 
     # -- the prompt ---------------------------------------------------------------

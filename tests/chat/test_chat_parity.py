@@ -295,3 +295,54 @@ def test_ids_carry_the_placeholder_token(proc, image_path):
 
 def test_template_data_is_the_published_qwen2_vl_template():
     assert "<|vision_start|><|image_pad|><|vision_end|>" in TEMPLATE and "add_vision_id" in TEMPLATE
+
+
+def _exif_rotated_jpeg() -> bytes:
+    import io
+
+    im = Image.open(_io(sample_image(320, 200, "PNG", seed=7))).convert("RGB")
+    exif = Image.Exif()
+    exif[0x0112] = 6  # rotate 90° clockwise on display
+    buf = io.BytesIO()
+    im.save(buf, "JPEG", quality=90, exif=exif)
+    return buf.getvalue()
+
+
+def _rgba_png() -> bytes:
+    import io
+
+    rgb = np.asarray(Image.open(_io(sample_image(200, 120, "PNG", seed=8))).convert("RGB"))
+    alpha = np.tile(np.linspace(0, 255, 200, dtype=np.uint8), (120, 1))
+    buf = io.BytesIO()
+    Image.fromarray(np.dstack([rgb, alpha]), "RGBA").save(buf, "PNG")
+    return buf.getvalue()
+
+
+@pytest.fixture(scope="module")
+def awkward_paths(tmp_path_factory):
+    root = tmp_path_factory.mktemp("awkward")
+    (root / "rotated.jpg").write_bytes(_exif_rotated_jpeg())
+    (root / "alpha.png").write_bytes(_rgba_png())
+    return [{"type": "image", "path": str(root / n)} for n in ("rotated.jpg", "alpha.png")]
+
+
+def test_transformers_loading_is_one_override_away(model_dir, hf_proc, awkward_paths):
+    """transformers' chat path loads paths with EXIF orientation applied and alpha dropped; the
+    qwen_vl spec default (alpha composited onto white, EXIF ignored: qwen-vl-utils' loading)
+    differs on such images, and spec_overrides picks transformers' (docs/chat.md, "Loading")."""
+    messages = [{"role": "user", "content": [*awkward_paths, {"type": "text", "text": "Both?"}]}]
+    ref = hf_proc.apply_chat_template(messages, tokenize=True, return_dict=True, return_tensors="np",
+                                      add_generation_prompt=True)
+    hf_like = mmf.Processor.from_model_dir(model_dir, spec_overrides={"alpha": "drop", "exif_transpose": True})
+    out = hf_like.apply_chat_template(messages)
+    assert out.input_ids.tolist() == ref["input_ids"][0].tolist()
+    kwargs = out.model_kwargs()
+    assert kwargs["image_grid_thw"].tolist() == ref["image_grid_thw"].tolist()
+    assert kwargs["pixel_values"].tobytes() == ref["pixel_values"].astype(np.float32).tobytes()
+    default = mmf.Processor.from_model_dir(model_dir).apply_chat_template(messages)
+    assert default.model_kwargs()["image_grid_thw"].tolist() != ref["image_grid_thw"].tolist()  # unrotated
+
+
+def test_spec_overrides_are_validated_by_the_family(model_dir):
+    with pytest.raises(mmf.SpecError, match="alpha"):
+        mmf.Processor.from_model_dir(model_dir, spec_overrides={"alpha": "keep"})
