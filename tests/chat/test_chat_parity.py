@@ -7,7 +7,10 @@ processor built from the directory's preprocessor config."""
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
+import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -346,3 +349,84 @@ def test_transformers_loading_is_one_override_away(model_dir, hf_proc, awkward_p
 def test_spec_overrides_are_validated_by_the_family(model_dir):
     with pytest.raises(mmf.SpecError, match="alpha"):
         mmf.Processor.from_model_dir(model_dir, spec_overrides={"alpha": "keep"})
+
+
+# -- Qwen3-VL: its published template (tools, tool calls, tool responses with images) ----------
+
+QWEN3_VL = Path(__file__).parents[2] / "qwen_vl_plugin" / "tests" / "golden" / "models" / "qwen3_vl_instruct"
+
+
+@pytest.fixture(scope="module")
+def qwen3_dir(tmp_path_factory):
+    """Qwen3-VL-8B-Instruct's configs and chat template over the test Qwen2 tokenizer files
+    (Qwen3-VL's image/video placeholders and their ids are Qwen2-VL's)."""
+    root = make_qwen2_vl_dir(tmp_path_factory.mktemp("qwen3_vl") / "model", chat_template_json=False,
+                             config=tokenizer_config(template=False))
+    for name in ("config.json", "preprocessor_config.json", "video_preprocessor_config.json"):
+        shutil.copy(QWEN3_VL / name, root / name)
+    shutil.copy(Path(__file__).parent / "data" / "qwen3_vl_8b_instruct" / "chat_template.jinja", root)
+    return root
+
+
+def qwen3_conversations(image_path):
+    jpeg = {"type": "image_url", "image_url": {"url": data_url(JPEG, "image/jpeg")}}
+    page = {"type": "image", "path": str(image_path)}
+    tools = [{"type": "function", "function": {"name": "zoom", "description": "Zoom into a region «here»",
+                                               "parameters": {"type": "object", "properties": {"box": {}}}}}]
+    return tools, {
+        "plain": [{"role": "user", "content": [jpeg, {"type": "text", "text": "Describe."}]}],
+        "system_parts": [{"role": "system", "content": [{"type": "text", "text": "Be brief."}]},
+                         {"role": "user", "content": [page, {"type": "text", "text": "Read."}]}],
+        "tool_round": [
+            {"role": "system", "content": "You can zoom."},
+            {"role": "user", "content": [jpeg, {"type": "text", "text": "What is in the corner?"}]},
+            {"role": "assistant", "content": "", "tool_calls": [
+                {"type": "function", "function": {"name": "zoom", "arguments": {"box": [0, 0, 10, 10]}}},
+                {"type": "function", "function": {"name": "zoom", "arguments": '{"box": [5, 5, 9, 9]}'}},
+            ]},
+            {"role": "tool", "content": [page, {"type": "text", "text": "zoomed"}]},
+            {"role": "tool", "content": "second"},
+        ],
+    }
+
+
+@pytest.mark.parametrize("with_tools", [False, True])
+@pytest.mark.parametrize("case", ["plain", "system_parts", "tool_round"])
+def test_qwen3_vl_template_renders_as_transformers(qwen3_dir, image_path, case, with_tools):
+    tools, cases = qwen3_conversations(image_path)
+    proc = mmf.Processor.from_model_dir(qwen3_dir)
+    hf = transformers.AutoTokenizer.from_pretrained(qwen3_dir)
+    messages, tools = cases[case], tools if with_tools else None
+    text = proc.render(messages, tools=tools)
+    assert text == hf.apply_chat_template(messages, tools=tools, tokenize=False, add_generation_prompt=True)
+    assert proc.tokenizer.encode(text).tolist() == hf(text)["input_ids"]
+
+
+def test_qwen3_vl_model_inputs_equal_the_processor(qwen3_dir, image_path):
+    tools, cases = qwen3_conversations(image_path)
+    hf_tok = transformers.AutoTokenizer.from_pretrained(qwen3_dir)
+
+    class ImagesOnly(transformers.Qwen3VLProcessor):
+        def check_argument_for_proper_class(self, name, arg):
+            if name == "video_processor" and arg is None:
+                return None
+            return super().check_argument_for_proper_class(name, arg)
+
+    hf = ImagesOnly(image_processor=hf_image_processor(qwen3_dir), tokenizer=hf_tok,
+                    chat_template=(qwen3_dir / "chat_template.jinja").read_text())
+    proc = mmf.Processor.from_model_dir(qwen3_dir)
+    messages = cases["tool_round"]
+    ref = hf.apply_chat_template(messages, tools=tools, tokenize=True, return_dict=True, return_tensors="np",
+                                 add_generation_prompt=True)
+    out = proc.apply_chat_template(messages, tools=tools)
+    assert out.input_ids.tolist() == ref["input_ids"][0].tolist()
+    kwargs = out.model_kwargs()
+    assert kwargs["image_grid_thw"].tolist() == ref["image_grid_thw"].tolist()
+    assert kwargs["pixel_values"].tobytes() == ref["pixel_values"].astype(np.float32).tobytes()
+
+
+def test_qwen3_vl_template_data_is_the_published_one():
+    # 5292 bytes, the SHA-256 of Qwen/Qwen3-VL-8B-Instruct's template (tests/chat/data/SOURCES.md).
+    data = (Path(__file__).parent / "data" / "qwen3_vl_8b_instruct" / "chat_template.jinja").read_bytes()
+    assert len(data) == 5292
+    assert hashlib.sha256(data).hexdigest() == "3636d0f0bd6bef02654cdffdc447b79cb2cef8ab02cc75267345946291a489e4"
