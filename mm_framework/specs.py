@@ -33,7 +33,8 @@ def spec_from_hf_configs(
     return plugins.spec_from_hf_configs(config, preprocessor_config, video_preprocessor_config)
 
 
-def _read_json(path: str) -> dict[str, Any]:
+def read_json(path: str) -> Any:
+    """The JSON value of the file ``path``; a missing or malformed file is a ``SpecError`` naming it."""
     try:
         with open(path, encoding="utf-8") as f:
             return json.load(f)
@@ -48,9 +49,9 @@ def spec_from_model_dir(path: str | os.PathLike[str]) -> dict[str, Any]:
     ``preprocessor_config.json``, and ``video_preprocessor_config.json`` when present
     (transformers reads it for the video processor, else the image processor's file)."""
     root = os.fspath(path)
-    config, preprocessor = (_read_json(os.path.join(root, n)) for n in ("config.json", "preprocessor_config.json"))
+    config, preprocessor = (read_json(os.path.join(root, n)) for n in ("config.json", "preprocessor_config.json"))
     video_path = os.path.join(root, "video_preprocessor_config.json")
-    video = _read_json(video_path) if os.path.exists(video_path) else None
+    video = read_json(video_path) if os.path.exists(video_path) else None
     return spec_from_hf_configs(config, preprocessor, video)
 
 

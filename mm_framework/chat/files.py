@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Any
 
+from .. import specs
 from ..errors import SpecError
 
 
@@ -20,11 +20,9 @@ def read_text(path: str) -> str:
 
 
 def read_json(path: str, kind: type = dict) -> Any:
-    """The JSON value of ``path``, which must be a ``kind`` (an object unless told)."""
-    try:
-        value = json.loads(read_text(path))
-    except ValueError as e:
-        raise SpecError(f"{path}: invalid JSON: {e}") from None
+    """The JSON value of ``path`` (:func:`~mm_framework.specs.read_json`), which must be a ``kind``
+    (an object unless told)."""
+    value = specs.read_json(path)
     if not isinstance(value, kind):
         raise SpecError(f"{path}: expected a JSON {'object' if kind is dict else kind.__name__}, "
                         f"got {type(value).__name__}")
