@@ -1,9 +1,11 @@
-"""mm-framework: process a request, inspect what a model sees, count tokens, list plugins,
-and batch a dataset (JSONL manifest, directory or glob of images) into Parquet shards.
+"""mm-framework: process a request, process a chat request, inspect what a model sees, count
+tokens, list plugins, and batch a dataset (JSONL manifest, directory or glob of images) into
+Parquet shards.
 
 Every command but plugins takes --spec as a preset name, a model directory (config.json
-and preprocessor_config.json), a JSON file or inline JSON. Errors print their typed class
-and message and exit 2.
+and preprocessor_config.json), a JSON file or inline JSON; chat takes only a model directory
+(it reads the tokenizer and chat template too). Errors print their typed class and message
+and exit 2.
 """
 
 from __future__ import annotations
@@ -178,6 +180,12 @@ def cmd_process(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     out = pipe.process(inp)
     doc = _summary(pipe, out, inp, names, time.perf_counter() - t0)
+    return _emit(doc, out, out_path, args, {"cache": attrs.asdict(cache.stats())} if cache is not None else None)
+
+
+def _emit(doc: dict[str, Any], out: Output, out_path: Path | None, args: argparse.Namespace,
+          more: dict[str, Any] | None = None) -> int:
+    """Write ``--out`` (refused above LARGE_OUTPUT without ``--force``), then print the summary."""
     if out_path is not None:
         arrays = _arrays(out)
         size = sum(a.nbytes for a in arrays.values())
@@ -187,8 +195,7 @@ def cmd_process(args: argparse.Namespace) -> int:
             )
         np.savez(out_path, **arrays)
         doc["wrote"] = str(out_path)
-    if cache is not None:
-        doc["cache"] = attrs.asdict(cache.stats())
+    doc.update(more or {})
     if args.json:
         print(json.dumps(doc))
     else:
@@ -196,6 +203,51 @@ def cmd_process(args: argparse.Namespace) -> int:
         if out_path is not None:
             print(f"wrote {out_path}")
     return 0
+
+
+# What a chat request body may carry besides its messages (OpenAI's tools, vLLM's extensions).
+CHAT_KEYS = ("tools", "documents", "add_generation_prompt", "continue_final_message", "mm_processor_kwargs")
+
+
+def _chat_body(arg: str) -> dict[str, Any]:
+    """The messages file (``-`` for stdin): a list of messages, or a request body holding them."""
+    name = "stdin" if arg == "-" else arg
+    try:
+        text = sys.stdin.read() if arg == "-" else Path(arg).read_text(encoding="utf-8")
+        body = json.loads(text)
+    except OSError as e:
+        raise InvalidInputError(f"{name}: {e.strerror or e}") from None
+    except ValueError as e:
+        raise InvalidInputError(f"{name}: invalid JSON: {e}") from None
+    if isinstance(body, list):
+        return {"messages": body}
+    if not isinstance(body, dict) or "messages" not in body:
+        raise InvalidInputError(f"{name}: expected a list of messages or a request object with 'messages'")
+    return body
+
+
+def cmd_chat(args: argparse.Namespace) -> int:
+    from .chat import Processor
+
+    out_path = _out_path(args.out, ".npz")
+    if not os.path.isdir(args.spec):
+        raise InvalidInputError(f"chat reads the model's tokenizer and chat template: --spec must be a model "
+                                f"directory, got {args.spec!r}")
+    body = _chat_body(args.messages)
+    extra = body.get("chat_template_kwargs") or {}
+    if not isinstance(extra, dict):
+        raise InvalidInputError("chat_template_kwargs must be an object")
+    kwargs = {**extra, **{k: body[k] for k in CHAT_KEYS if body.get(k) is not None}}
+    proc = Processor.from_model_dir(args.spec)
+    t0 = time.perf_counter()
+    out = proc.apply_chat_template(body["messages"], **kwargs)
+    seconds = time.perf_counter() - t0
+    inp, places = proc.request(body["messages"], **kwargs)
+    doc = _summary(proc.pipeline, out, inp, [str(p) for p in places], seconds)
+    if not args.json:
+        return _emit(doc, out, out_path, args)
+    template_kwargs = {k: v for k, v in kwargs.items() if k != "mm_processor_kwargs"}
+    return _emit(doc, out, out_path, args, {"prompt": proc.render(body["messages"], **template_kwargs)})
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
@@ -300,6 +352,18 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a feature cache of this many MiB "
                         "(default 0: none; repeats within a request are processed once)")
     sub.choices["inspect"].add_argument("--out", help="the PNG to write (default mm-inspect-<first image>.png here)")
+    p = sub.add_parser("chat", help="a chat request through the model's chat template, tokenizer and family",
+                       description="Render MESSAGES (a JSON list of chat messages, or an OpenAI-style request body "
+                       "with 'messages', and optionally 'tools', 'mm_processor_kwargs', 'chat_template_kwargs', "
+                       "'add_generation_prompt', 'continue_final_message') with the model directory's chat "
+                       "template and tokenizer, process its media and print a summary (docs/chat.md; needs "
+                       "mm-framework[chat]).")
+    p.add_argument("messages", help="the messages JSON file, or - for stdin")
+    p.add_argument("--spec", required=True, help="the model directory (config, preprocessor, tokenizer, template)")
+    p.add_argument("--out", help="write every output array to this .npz (checked before any work)")
+    p.add_argument("--force", action="store_true", help=f"write --out even above {LARGE_OUTPUT >> 30} GiB")
+    p.add_argument("--json", action="store_true", help="print the summary, with the prompt, as one JSON object")
+    p.set_defaults(func=cmd_chat)
     p = sub.add_parser("plugins", help="list installed families, their hooks and presets, and the kernels",
                        description="List the pixel kernels in use (native with their SIMD level, or portable), then "
                        "each installed family with its distribution and version, the hooks it implements and the "

@@ -17,7 +17,7 @@ def _help(capsys, *args: str) -> str:
 
 def test_the_description_names_every_command(capsys):
     description = _help(capsys).split("positional arguments")[0]
-    for command in ("process", "inspect", "tokens", "plugins", "batch"):
+    for command in ("process", "chat", "inspect", "tokens", "plugins", "batch"):
         assert command in description, command
 
 

@@ -106,12 +106,6 @@ class ChatTokenizer:
         ids = self._tok.encode(text, add_special_tokens=self.add_special_tokens_for(text)).ids
         return np.asarray(ids, dtype=np.int64)
 
-    def token_to_id(self, token: str) -> int | None:
-        return self._tok.token_to_id(token)
-
-    def decode(self, ids: Any) -> str:
-        return self._tok.decode([int(i) for i in ids], skip_special_tokens=False)
-
     def __repr__(self) -> str:
         return f"ChatTokenizer(vocab={self._tok.get_vocab_size(with_added_tokens=True)})"
 
