@@ -16,6 +16,7 @@ import numpy as np
 
 from ..cache import FeatureCache
 from ..errors import InvalidInputError, LayoutError, MmError
+from ..family import hooks_for
 from ..limits import Limits
 from ..media.policy import FetchPolicy
 from ..pipeline import MAX_IN_FLIGHT, Pipeline
@@ -119,9 +120,13 @@ class Processor:
         text = self._render(chat, add_generation_prompt, tools, dict(template_kwargs))
         ids = self.tokenizer.encode(text)
         self._check_placeholders(chat, text, ids)
-        items = [_sampling(it.options, self.pipeline.capabilities.item_options.get(it.modality, {}), it)
-                 for it in chat.items]
-        options = _sampling(dict(mm_processor_kwargs or {}), self.pipeline.capabilities.item_options.get("video", {}))
+        if mm_processor_kwargs is not None and not isinstance(mm_processor_kwargs, Mapping):
+            raise InvalidInputError(f"mm_processor_kwargs must be an object of processor options, "
+                                    f"got {type(mm_processor_kwargs).__name__}")
+        takes = self.pipeline.capabilities.item_options
+        items = [_sampling(it.options, takes.get(it.modality, {}), it) for it in chat.items]
+        any_item = {k: v for names in takes.values() for k, v in names.items()}
+        options = _sampling(dict(mm_processor_kwargs or {}), any_item)
         inp = MmInput(items=items, input_ids=ids, options=options)
         rank = {name: k for k, name in enumerate(modalities())}
         order = sorted(range(len(chat.items)), key=lambda j: rank.get(chat.items[j].modality, len(rank)))
@@ -239,9 +244,8 @@ class Processor:
     def _text_only(self, inp: MmInput) -> Output:
         """A chat without media (the pipeline refuses those): its ids, and the family's positions
         for text alone."""
-        ids = inp.input_ids
-        positions = self.pipeline.hooks.positions(len(ids), (), (), ())
-        return Output(ids, (), (), positions, spec=json.dumps(self.pipeline.spec, sort_keys=True))
+        ids, spec = inp.input_ids, json.dumps(self.pipeline.spec, sort_keys=True)
+        return Output(ids, (), (), hooks_for(spec).positions(len(ids), (), (), ()), spec=spec)
 
 
 def _sampling(options: Mapping[str, Any], takes: Mapping[str, str], item: Item | None = None) -> Any:

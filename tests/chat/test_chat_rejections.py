@@ -117,6 +117,11 @@ def test_unknown_request_options_are_the_cores_spec_error(proc):
             "max_frames, max_pixels, min_frames, min_pixels")
 
 
+def test_request_options_must_be_an_object(proc):
+    rejects(lambda: proc.apply_chat_template(user(IMAGE), mm_processor_kwargs=[1]), mmf.InvalidInputError,
+            "mm_processor_kwargs must be an object of processor options, got list")
+
+
 def test_placeholders_must_match_the_items(proc):
     rejects(lambda: proc.apply_chat_template(user({"type": "text", "text": "<|image_pad|>"}, IMAGE)), mmf.LayoutError,
             "the chat template wrote 2 '<|image_pad|>' placeholder(s) for 1 image item(s) in the messages")
