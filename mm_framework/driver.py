@@ -95,8 +95,8 @@ class Plan:
         unknown = [name for name in item.options if name not in takes]
         if unknown:
             raise SpecError(
-                f"processor option {unknown[0]!r} is not one family {self.hooks.family!r} takes for a "
-                f"{item.modality} item; it takes: {', '.join(sorted(takes)) or 'none'}", item=index,
+                f"processor option {unknown[0]!r} is not one family {self.hooks.family!r} takes for "
+                f"{item.modality} items; it takes: {', '.join(sorted(takes)) or 'none'}", item=index,
             )
         options = {**{k: v for k, v in inp.options.items() if k in takes}, **item.options}
         if not options:
