@@ -28,11 +28,11 @@ import attrs
 import numpy as np
 from blake3 import blake3
 
-from . import par
+from . import par, plugins
 from .cache import FeatureCache
 from .carriers import Capabilities, DecodeOptions, ItemPlan, ItemTimings, OutputItem, ProcessedItem, Timings
 from .errors import InvalidInputError, LayoutError, LimitExceededError, MmError, SpecError, UnsupportedError
-from .family import FamilyHooks, bind, hooks_for
+from .family import FamilyHooks, bind, parse_spec
 from .layout import apply_layout
 from .limits import Limits
 from .media.hashing import content_hash
@@ -103,7 +103,7 @@ class Plan:
             return self
         fields = {takes[k]: v for k, v in options.items()}
         try:
-            hooks = _hooks_with(json.dumps({**self.spec, **fields}, sort_keys=True))
+            hooks = _hooks_with(json.dumps({**self.spec, **fields}, sort_keys=True), plugins.generation())
         except TypeError:
             raise SpecError(f"processor options {options!r} are not JSON values", item=index) from None
         except SpecError as e:
@@ -113,9 +113,10 @@ class Plan:
 
 
 @functools.lru_cache(maxsize=64)
-def _hooks_with(spec_json: str) -> FamilyHooks:
-    # Requests repeat a few option sets; the family is built once per distinct spec.
-    return hooks_for(spec_json)
+def _hooks_with(spec_json: str, _generation: int) -> FamilyHooks:
+    # Requests repeat a few option sets; the family is built once per distinct spec and
+    # plugin registry (a family registered anew is the one its items are processed by).
+    return bind(parse_spec(spec_json))
 
 
 def admit(plan: Plan, inp: MmInput) -> None:

@@ -270,3 +270,35 @@ def test_items_must_hold_items_of_registered_modalities():
     with pytest.raises(mmf.InvalidInputError) as e:
         mmf.MmInput(images=mmf.Image(A))
     assert str(e.value) == "images must be a sequence of sources, not a single source"
+
+
+class OtherOptionFamily(OptionFamily):
+    """Another family registered under the same name: its features are negated."""
+
+    @mmf.hookimpl
+    def mm_process_item(self, media):
+        item = super().mm_process_item(media)
+        return attrs.evolve(item, feature=mmf.Tensor.f32(-item.feature.array))
+
+
+class OtherOptionPlugin:
+    @mmf.hookimpl
+    def mm_register_families(self, register):
+        register("toy_opts", OtherOptionFamily)
+
+
+def test_an_item_option_uses_the_family_registered_now(opts):
+    inp = mmf.MmInput([mmf.Image(A, block=8)], ids(1))
+    before = mmf.pipeline_from_spec(SPEC).process(inp)
+    mmf.plugins.unregister("toy-opts-plugin")
+    name = mmf.plugins.register(OtherOptionPlugin(), name="other-opts-plugin")
+    try:
+        pipe = mmf.pipeline_from_spec(SPEC)
+        plain = pipe.process(mmf.MmInput([A], ids(1)))
+        after = pipe.process(inp)
+    finally:
+        mmf.plugins.unregister(name)
+        mmf.plugins.register(OptionPlugin(), name="toy-opts-plugin")
+    assert (plain.items[0].feature.array <= 0).all()
+    # The item is processed by the family registered now, like the pipeline's own items.
+    assert np.array_equal(after.items[0].feature.array, -before.items[0].feature.array)
