@@ -372,3 +372,35 @@ def test_docs_table_lists_every_case():
     rows = {m.group(1) for m in re.finditer(r"^\| ([^|]+?) \|", text, re.M)}
     missing = [c for c in (*CASES, *VIDEO_CASES, *PROMPT_CASES) if c not in rows]
     assert not missing, f"docs/bad-input.md lacks rows for {missing}"
+
+
+# --- processor options -----------------------------------------------------------------------
+# id -> (request, expected, item index); every item option is refused before any I/O.
+OPTION_CASES = {
+    "unknown image option": (mmf.MmInput([GOOD, mmf.Image(GOOD, colour=1)]), "SpecError", 1),
+    "image max_pixels below one merged patch": (mmf.MmInput([GOOD, mmf.Image(GOOD, max_pixels=100)]), "SpecError", 1),
+    "negative image min_pixels": (mmf.MmInput([GOOD, mmf.Image(GOOD, min_pixels=-1)]), "SpecError", 1),
+    "option value that is no JSON value": (mmf.MmInput([GOOD, mmf.Image(GOOD, max_pixels={1})]), "SpecError", 1),
+    "request option no modality takes": (mmf.MmInput([GOOD], options={"colour": 1}), "SpecError", None),
+    "request option out of range": (mmf.MmInput([GOOD, GOOD], options={"min_pixels": 0}), "SpecError", 0),
+    "request option out of range, one item overriding it": (
+        mmf.MmInput([GOOD, mmf.Image(GOOD, max_pixels=SPEC["max_pixels"])], options={"max_pixels": 100}),
+        "SpecError", 0),
+    "unknown video option": (mmf.MmInput([GOOD], videos=[mmf.Video(FRAMES, colour=2.0)]), "SpecError", 1),
+    "video fps without frame sampling": (mmf.MmInput([GOOD], videos=[mmf.Video(FRAMES, fps=2.0)]), "SpecError", 1),
+    "video max_pixels below one merged patch": (
+        mmf.MmInput([GOOD], videos=[mmf.Video(FRAMES, max_pixels=10)]), "SpecError", 1),
+    "image option equal to the preset's value": (
+        mmf.MmInput([GOOD, mmf.Image(GOOD, max_pixels=SPEC["max_pixels"])]), "accepted", None),
+}
+
+
+@pytest.mark.parametrize("case", list(OPTION_CASES))
+def test_bad_option(case, pipe, reference, tmp_path):
+    request, expected, item = OPTION_CASES[case]
+    check(case, pipe, request, expected, item, pipe, reference, tmp_path)
+
+
+def test_docs_table_lists_every_option_case():
+    rows = {m.group(1) for m in re.finditer(r"^\| ([^|]+?) \|", DOCS.read_text(), re.M)}
+    assert not [c for c in OPTION_CASES if c not in rows]
