@@ -13,7 +13,7 @@ from PIL import Image
 
 import mm_framework as mmf
 from mm_framework.cli import main
-from mm_framework import content_hash
+from mm_framework import content_hash, plugins
 from mm_framework.kernels import native
 
 from conftest import png_bytes
@@ -107,10 +107,23 @@ def test_tokens_names_the_bad_side(capsys):
     assert "image height must be greater than zero, got 0" in capsys.readouterr().err
 
 
-def test_model_directory_as_spec(tmp_path, capsys):
-    models = os.path.join(os.path.dirname(__file__), "..", "qwen_vl_plugin", "tests", "golden", "models", "qwen2_5_vl_instruct")
-    assert main(["tokens", "640", "480", "--spec", models]) == 0
-    assert int(capsys.readouterr().out) == mmf.pipeline_from_spec(mmf.preset("qwen2_5_vl")).num_media_tokens(640, 480)
+def test_model_directory_as_spec(toy, tmp_path, capsys):
+    class Resolver:
+        @mmf.hookimpl
+        def mm_spec_from_hf_configs(self, config, preprocessor_config):
+            if config.get("model_type") == "toy":
+                return {"family": "toy", "image_token_id": preprocessor_config["image_token_id"]}
+            return None
+
+    (tmp_path / "config.json").write_text('{"model_type": "toy"}')
+    (tmp_path / "preprocessor_config.json").write_text('{"image_token_id": 3}')
+    name = plugins.register(Resolver(), name="toy-resolver")
+    try:
+        assert main(["tokens", "640", "480", "--spec", str(tmp_path)]) == 0
+    finally:
+        plugins.unregister(name)
+    want = mmf.pipeline_from_spec({"family": "toy", "image_token_id": 3}).num_media_tokens(640, 480)
+    assert int(capsys.readouterr().out) == want
 
 
 def test_a_spec_that_would_allocate_too_much_is_refused(capsys):
