@@ -131,7 +131,9 @@ def families() -> dict[str, FamilyInfo]:
     for impl in pm.hook.mm_register_families.get_hookimpls():
         dist, version = origins.get(id(impl.plugin), (f"<in-process plugin {impl.plugin_name}>", ""))
 
-        def reg(name: str, factory: Callable[[dict[str, Any]], object], *, _impl=impl, _dist=dist, _ver=version) -> None:
+        def reg(
+            name: str, factory: Callable[[dict[str, Any]], object], *, _impl=impl, _dist=dist, _ver=version
+        ) -> None:
             if not isinstance(name, str) or not name:
                 raise SpecError(f"plugin {_impl.plugin_name} registered a family with an invalid name {name!r}")
             if name in found:

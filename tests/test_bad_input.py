@@ -120,11 +120,14 @@ CASES = {
     "truncated GIF": (lambda t: ([GOOD, enc("GIF")[:200]], None, None), "MediaError", 1),
     "truncated WebP": (lambda t: ([GOOD, enc("WEBP")[:100]], None, None), "MediaError", 1),
     "bit-flipped JPEG header": (lambda t: ([GOOD, flip(enc("JPEG"), 20)], None, None), "MediaError", 1),
-    "bit-flipped PNG chunk (CRC)": (lambda t: ([GOOD, flip(enc("PNG"), len(enc("PNG")) // 2)], None, None), "MediaError", 1),
+    "bit-flipped PNG chunk (CRC)": (
+        lambda t: ([GOOD, flip(enc("PNG"), len(enc("PNG")) // 2)], None, None), "MediaError", 1),
     "bit-flipped GIF signature": (lambda t: ([GOOD, flip(enc("GIF"), 1)], None, None), "MediaError", 1),
     "bit-flipped WebP header": (lambda t: ([GOOD, flip(enc("WEBP"), 20)], None, None), "MediaError", 1),
-    "bit-flipped JPEG entropy data": (lambda t: ([GOOD, flip(enc("JPEG"), len(enc("JPEG")) // 2)], None, None), "accepted", None),
-    "PNG header claiming 100000x100000": (lambda t: ([GOOD, png_header(100_000, 100_000)], None, None), "LimitExceededError", 1),
+    "bit-flipped JPEG entropy data": (
+        lambda t: ([GOOD, flip(enc("JPEG"), len(enc("JPEG")) // 2)], None, None), "accepted", None),
+    "PNG header claiming 100000x100000": (
+        lambda t: ([GOOD, png_header(100_000, 100_000)], None, None), "LimitExceededError", 1),
     "JPEG bomb declaring 65000x65000": (lambda t: ([GOOD, jpeg_bomb()], None, None), "LimitExceededError", 1),
     "PNG bomb under a limit above Pillow's": (
         lambda t: ([GOOD, png_header(100_000, 100_000)], None, mmf.Limits(max_image_pixels=10**10)),
@@ -141,16 +144,20 @@ CASES = {
     "aspect ratio 200 (10x2000)": (lambda t: ([sized(2000, 10)], None, None), "accepted", None),
     "aspect ratio 201 (10x2010)": (lambda t: ([GOOD, sized(2010, 10)], None, None), "MediaError", 1),
     "data: URL without a comma": (lambda t: ([GOOD, "data:image/png;base64" + b64(GOOD)], None, None), "MediaError", 1),
-    "data: URL with a wrong media type": (lambda t: (["data:text/plain;base64," + b64(GOOD)], None, None), "accepted", None),
+    "data: URL with a wrong media type": (
+        lambda t: (["data:text/plain;base64," + b64(GOOD)], None, None), "accepted", None),
     "data: URL with invalid base64": (lambda t: ([GOOD, "data:image/png;base64,***"], None, None), "MediaError", 1),
-    "base64 with whitespace inside": (lambda t: ([GOOD, "data:image/png;base64," + b64(GOOD)[:40] + "\n" + b64(GOOD)[40:]], None, None), "MediaError", 1),
+    "base64 with whitespace inside": (
+        lambda t: ([GOOD, "data:image/png;base64," + b64(GOOD)[:40] + "\n" + b64(GOOD)[40:]], None, None),
+        "MediaError", 1),
     "path that does not exist": (lambda t: ([GOOD, str(t / "missing.png")], None, None), "FetchError", 1),
     "path to a directory": (lambda t: ([GOOD, str(t)], None, None), "FetchError", 1),
     "device file /dev/zero": (lambda t: ([GOOD, "/dev/zero"], None, None), "FetchError", 1),
     "FIFO": (lambda t: ([GOOD, fifo(t)], None, None), "FetchError", 1),
     "65 images": (lambda t: ([GOOD] * 65, None, None), "LimitExceededError", None),
     "sources past the request budget": (
-        lambda t: ([GOOD, GOOD, GOOD], None, mmf.Limits(max_request_bytes=2 * len(GOOD) + 10)), "LimitExceededError", 2),
+        lambda t: ([GOOD, GOOD, GOOD], None, mmf.Limits(max_request_bytes=2 * len(GOOD) + 10)),
+        "LimitExceededError", 2),
     "negative input id": (lambda t: ([GOOD], [PAD, -7], None), "InvalidInputError", None),
     "input id above int32": (lambda t: ([GOOD], [2**31, PAD], None), "InvalidInputError", None),
     "more placeholders than images": (lambda t: ([GOOD], [PAD, 5, PAD], None), "LayoutError", None),
@@ -222,26 +229,31 @@ FRAMES = np.stack([_frame(32, 24, k) for k in range(6)])
 # id -> (builder(tmp) -> (images, videos, ids or None, limits or None), preset, expected, item index)
 VIDEO_CASES = {
     "MP4 clip after an image": (lambda t: ([GOOD], [clip()], None, None), SPEC, "accepted", None),
-    "clip as a data: URL": (lambda t: ([], ["data:video/mp4;base64," + b64(clip())], None, None), SPEC, "accepted", None),
+    "clip as a data: URL": (
+        lambda t: ([], ["data:video/mp4;base64," + b64(clip())], None, None), SPEC, "accepted", None),
     "decoded clip (uint8 frames)": (lambda t: ([GOOD], [FRAMES], None, None), SPEC, "accepted", None),
     "zero-byte video": (lambda t: ([GOOD], [needs_av(b"")], None, None), SPEC, "MediaError", 1),
     "text bytes as a video": (lambda t: ([GOOD], [needs_av(b"just some text\n")], None, None), SPEC, "MediaError", 1),
     "PNG image as a video": (lambda t: ([GOOD], [needs_av(GOOD_PNG)], None, None), SPEC, "MediaError", 1),
     "GIF as a video (no frame rate)": (lambda t: ([GOOD], [needs_av(enc("GIF"))], None, None), SPEC, "MediaError", 1),
     "audio-only M4A": (lambda t: ([GOOD], [audio_only()], None, None), SPEC, "MediaError", 1),
-    "WebM clip (no frame count)": (lambda t: ([GOOD], [clip(5, "libvpx-vp9", "webm")], None, None), SPEC, "MediaError", 1),
+    "WebM clip (no frame count)": (
+        lambda t: ([GOOD], [clip(5, "libvpx-vp9", "webm")], None, None), SPEC, "MediaError", 1),
     "MP4 with its index cut off": (lambda t: ([GOOD], [clip()[: len(clip()) // 2]], None, None), SPEC, "MediaError", 1),
     "zero-frame MP4 (index, no frames)": (lambda t: ([GOOD], [h264(0)], None, None), SPEC, "MediaError", 1),
     "truncated H.264 MP4": (lambda t: ([GOOD], [h264(0.6)], None, None), SPEC, "MediaError", 1),
-    "clip shorter than its header, every frame": (lambda t: ([GOOD], [short_stream()], None, None), SPEC, "accepted", None),
+    "clip shorter than its header, every frame": (
+        lambda t: ([GOOD], [short_stream()], None, None), SPEC, "accepted", None),
     "clip shorter than its header, sampled past its end": (
         lambda t: ([GOOD], [short_stream()], None, None), QWEN3, "MediaError", 1),
     "one-frame clip for Qwen3-VL": (lambda t: ([GOOD], [clip(1)], None, None), QWEN3, "MediaError", 1),
     "clip above the frame limit": (
         lambda t: ([GOOD], [clip()], None, mmf.Limits(max_video_frames=29)), SPEC, "LimitExceededError", 1),
     "clip above the video pixel limit": (
-        lambda t: ([GOOD], [clip()], None, mmf.Limits(max_video_pixels=30 * 32 * 24 - 1)), SPEC, "LimitExceededError", 1),
-    "decoded clip of float32 frames": (lambda t: ([GOOD], [FRAMES.astype(np.float32)], None, None), SPEC, "InvalidInputError", 1),
+        lambda t: ([GOOD], [clip()], None, mmf.Limits(max_video_pixels=30 * 32 * 24 - 1)),
+        SPEC, "LimitExceededError", 1),
+    "decoded clip of float32 frames": (
+        lambda t: ([GOOD], [FRAMES.astype(np.float32)], None, None), SPEC, "InvalidInputError", 1),
     "decoded clip with frames of two sizes": (
         lambda t: ([GOOD], [[FRAMES[0], FRAMES[1, :20]]], None, None), SPEC, "InvalidInputError", 1),
     "decoded clip with a negative fps": (

@@ -16,14 +16,15 @@ from mm_framework.cli import main
 from mm_framework import content_hash, plugins
 from mm_framework.kernels import native
 
-from conftest import png_bytes
+from .conftest import png_bytes
 
 
 def test_process_prints_summary_and_writes_npz(toy, tmp_path, capsys):
     img = tmp_path / "a.png"
     img.write_bytes(png_bytes(8, 4))
     out = tmp_path / "out.npz"
-    assert main(["process", "--spec", "toy_default", str(img), str(img), "--input-ids", "5,1,6,1", "--out", str(out)]) == 0
+    args = ["process", "--spec", "toy_default", str(img), str(img), "--input-ids", "5,1,6,1", "--out", str(out)]
+    assert main(args) == 0
     text = capsys.readouterr().out
     assert "item 0: image " in text and "8x4 -> 8x4" in text and "Grid(t=1, h=1, w=2)" in text
     assert "tokens 2 at [1, 2]" in text and f"hash {content_hash(img.read_bytes()):#018x}" in text
@@ -191,8 +192,10 @@ def test_broken_pipe_ends_quietly():
 def test_a_filter_that_hides_every_family_says_so():
     proc = _run("plugins", env={"MM_FRAMEWORK_LOAD_PLUGINS": "qwen_vl_plugin"})
     assert "no families installed" in proc.stdout
-    assert "qwen_vl (mm-framework-qwen-vl) is installed but hidden by MM_FRAMEWORK_LOAD_PLUGINS='qwen_vl_plugin'" in proc.stdout
-    assert "MM_FRAMEWORK_LOAD_PLUGINS names 'qwen_vl_plugin', which is neither an installed plugin's entry-point" in proc.stdout
+    hidden = "qwen_vl (mm-framework-qwen-vl) is installed but hidden by MM_FRAMEWORK_LOAD_PLUGINS='qwen_vl_plugin'"
+    assert hidden in proc.stdout
+    named = "MM_FRAMEWORK_LOAD_PLUGINS names 'qwen_vl_plugin', which is neither an installed plugin's entry-point"
+    assert named in proc.stdout
     proc = _run("tokens", "64", "64", env={"MM_FRAMEWORK_LOAD_PLUGINS": "qwen_vl_plugin"})
     assert proc.returncode == 2 and "hidden by MM_FRAMEWORK_LOAD_PLUGINS" in proc.stderr
 
@@ -285,7 +288,8 @@ class NoPlanPlugin:
 def test_process_a_video_for_a_family_without_video_says_so_first(tmp_path, capsys):
     _installed("gemma3_4b_it")
     assert main(["process", "--video", str(tmp_path / "clip.mp4"), "--spec", "gemma3_4b_it"]) == 2
-    assert capsys.readouterr().err == "error: UnsupportedError: item 0 (clip.mp4): family 'gemma3' does not take video\n"
+    want = "error: UnsupportedError: item 0 (clip.mp4): family 'gemma3' does not take video\n"
+    assert capsys.readouterr().err == want
     assert main(["process", str(tmp_path / "a.png"), "--video", "clip.mp4", "--spec", "gemma3_4b_it",
                  "--input-ids", "255999"]) == 2
     assert "UnsupportedError: item 1 (clip.mp4): family 'gemma3' does not take video" in capsys.readouterr().err
@@ -314,7 +318,7 @@ def test_default_prompt_of_an_image_and_a_video(tmp_path, capsys):
 
 
 def test_errors_name_the_file_tell_a_clip_to_use_video_and_word_a_bomb(toy, tmp_path, capsys):
-    from test_bad_input import clip, jpeg_bomb
+    from .test_bad_input import clip, jpeg_bomb
 
     good, notes = tmp_path / "a.png", tmp_path / "notes.txt"
     good.write_bytes(png_bytes(8, 4))
@@ -324,7 +328,8 @@ def test_errors_name_the_file_tell_a_clip_to_use_video_and_word_a_bomb(toy, tmp_
     movie = tmp_path / "m.mp4"
     movie.write_bytes(clip())
     assert main(["process", "--spec", "toy_default", str(movie), "--input-ids", "1"]) == 2
-    assert "item 0 (m.mp4): image decode: not an image but a video (MP4): pass it with --video" in capsys.readouterr().err
+    want = "item 0 (m.mp4): image decode: not an image but a video (MP4): pass it with --video"
+    assert want in capsys.readouterr().err
     bomb = tmp_path / "bomb.jpg"
     bomb.write_bytes(jpeg_bomb())
     assert main(["process", "--spec", "toy_default", str(bomb), "--input-ids", "1"]) == 2

@@ -65,7 +65,9 @@ from .clips import DecodedClip, take_clip
 from .decoded import DecodedSource, take_decoded
 from .files import read_file
 from .http import http_get, http_get_async
-from .policy import DEFAULT_POLICY, HTTP_FORMS, ByteBudget, FetchPolicy, check_form, shown_source, source_form, take_bytes
+from .policy import (
+    DEFAULT_POLICY, HTTP_FORMS, ByteBudget, FetchPolicy, check_form, shown_source, source_form, take_bytes,
+)
 
 
 T = TypeVar("T")

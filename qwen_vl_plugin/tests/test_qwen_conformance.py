@@ -21,7 +21,7 @@ import pytest
 
 import mm_framework as mmf
 from mm_framework.testing import FamilyConformance, golden
-import golden_images
+from . import golden_images
 
 GOLDEN = Path(__file__).parent / "golden"
 OPTIONAL = frozenset({"backend", "alpha", "exif_transpose"})

@@ -50,7 +50,8 @@ def test_target_size_is_transformers_smart_resize(hw, spec, target):
     fam = family(spec)
     assert fam.target_size(w, h) == (target[1], target[0])
     ps, m = spec["patch_size"], spec["merge_size"]
-    assert fam.mm_num_media_tokens(width=w, height=h, frames=None, fps=None) == (target[0] // ps) * (target[1] // ps) // (m * m)
+    want = (target[0] // ps) * (target[1] // ps) // (m * m)
+    assert fam.mm_num_media_tokens(width=w, height=h, frames=None, fps=None) == want
 
 
 def test_aspect_ratio_above_200_is_a_media_error():

@@ -61,7 +61,8 @@ def test_presets_are_complete_resolved_specs():
         "video_sample_frames": True, "video_fps": 2.0, "video_min_frames": 4, "video_max_frames": 768,
         "vision_start_token_id": 151652, "vision_end_token_id": 151653,
     }
-    assert q3["timestamp_token_ids"] == {"<": 27, **{str(d): 15 + d for d in range(10)}, ".": 13, " seconds": 6486, ">": 29}
+    digits = {str(d): 15 + d for d in range(10)}
+    assert q3["timestamp_token_ids"] == {"<": 27, **digits, ".": 13, " seconds": 6486, ">": 29}
     assert mmf.preset("qwen3_5") == {
         **q3, "image_token_id": 248056, "video_token_id": 248057, "vision_start_token_id": 248053,
         "vision_end_token_id": 248054, "timestamp_token_ids": {**q3["timestamp_token_ids"], " seconds": 6283},

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-import gemma3_images
+from . import gemma3_images
 import numpy as np
 import mm_framework as mmf
 from mm_framework.testing import FamilyConformance, golden

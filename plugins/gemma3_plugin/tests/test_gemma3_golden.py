@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 from blake3 import blake3
 
-import gemma3_images
+from . import gemma3_images
 import mm_framework as mmf
 from gemma3_plugin.family import Gemma3Family
 from mm_framework.testing import load_cases
 
-from test_gemma3_conformance import GOLDEN
+from .test_gemma3_conformance import GOLDEN
 
 ACCEPTED = load_cases(GOLDEN)
 REJECTED = load_cases(GOLDEN.parent / "rejections")

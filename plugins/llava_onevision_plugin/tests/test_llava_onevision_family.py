@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import llava_onevision_images
+from . import llava_onevision_images
 import numpy as np
 import pytest
 from blake3 import blake3

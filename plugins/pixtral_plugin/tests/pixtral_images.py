@@ -30,7 +30,8 @@ def photo(w: int, h: int, rng: np.random.Generator) -> np.ndarray:
     for _ in range(5):
         # The colour is drawn before the sides: the right-hand side is evaluated first.
         y, x = int(rng.integers(0, h)), int(rng.integers(0, w))
-        img[y : y + int(rng.integers(1, h // 3 + 2)), x : x + int(rng.integers(1, w // 3 + 2))] = rng.integers(0, 256, 3)
+        dy, dx = int(rng.integers(1, h // 3 + 2)), int(rng.integers(1, w // 3 + 2))
+        img[y : y + dy, x : x + dx] = rng.integers(0, 256, 3)
     return grain(img, rng, 10)
 
 

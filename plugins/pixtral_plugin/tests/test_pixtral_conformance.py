@@ -20,7 +20,7 @@ import pytest
 import mm_framework as mmf
 from mm_framework.kernels import resize_rgb
 from mm_framework.testing import FamilyConformance, golden
-import pixtral_images
+from . import pixtral_images
 
 GOLDEN = Path(__file__).parent / "golden"
 OPTIONAL = frozenset({"alpha", "exif_transpose"})
