@@ -221,8 +221,8 @@ def test_process_async_matches_sync(toy_pipe):
                 await asyncio.sleep(0)
 
         t = asyncio.create_task(ticker())
-        inp = mmf.MmInput(images=imgs, input_ids=[1, 1])
-        outs = await asyncio.gather(*[toy_pipe.process_async(inp) for _ in range(4)])
+        requests = [mmf.MmInput(images=imgs, input_ids=[1, 1]) for _ in range(4)]
+        outs = await asyncio.gather(*[toy_pipe.process_async(r) for r in requests])
         t.cancel()
         return outs, ticks
 
