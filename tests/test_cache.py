@@ -16,8 +16,8 @@ import mm_framework as mmf
 from mm_framework import par
 from mm_framework.testing import assert_same_output
 
-from conftest import png_bytes
-from toy_family import ToyFamily
+from .conftest import png_bytes
+from .toy_family import ToyFamily
 
 CALLS: Counter[tuple[int, int, int]] = Counter()
 _calls_lock = threading.Lock()
@@ -173,7 +173,8 @@ def test_asyncio_callers_share_the_cache(counting):
     pipe = mmf.pipeline_from_spec(SPEC, cache=cache)
 
     async def main():
-        return await asyncio.gather(*(pipe.process_async(mmf.MmInput(images=[IMAGES[0]], input_ids=[1])) for _ in range(8)))
+        requests = [mmf.MmInput(images=[IMAGES[0]], input_ids=[1]) for _ in range(8)]
+        return await asyncio.gather(*(pipe.process_async(r) for r in requests))
 
     outs = asyncio.run(main())
     assert all(np.array_equal(o.items[0].feature.array, outs[0].items[0].feature.array) for o in outs)

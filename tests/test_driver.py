@@ -18,7 +18,7 @@ import mm_framework as mmf
 from mm_framework import par
 from mm_framework import content_hash
 
-from conftest import png_bytes
+from .conftest import png_bytes
 
 
 def run(pipe, images, ids=None, **kw):
@@ -222,7 +222,8 @@ def test_process_async_matches_sync(toy_pipe):
                 await asyncio.sleep(0)
 
         t = asyncio.create_task(ticker())
-        outs = await asyncio.gather(*[toy_pipe.process_async(mmf.MmInput(images=imgs, input_ids=[1, 1])) for _ in range(4)])
+        requests = [mmf.MmInput(images=imgs, input_ids=[1, 1]) for _ in range(4)]
+        outs = await asyncio.gather(*[toy_pipe.process_async(r) for r in requests])
         t.cancel()
         return outs, ticks
 
@@ -239,7 +240,8 @@ def test_process_async_matches_sync(toy_pipe):
 def test_family_id_range_enforced(toy, bad, k):
     pipe = mmf.pipeline_from_spec({"family": "toy", "int32_ids": True})
     assert run(pipe, [png_bytes(4, 4)], [0, 1, 2**31 - 1]).input_ids.tolist() == [0, 1, 2**31 - 1]
-    with pytest.raises(mmf.InvalidInputError, match=rf"input_ids\[{k}\] = {bad[k]} is outside this family's id range \[0, 2147483647\]"):
+    match = rf"input_ids\[{k}\] = {bad[k]} is outside this family's id range \[0, 2147483647\]"
+    with pytest.raises(mmf.InvalidInputError, match=match):
         run(pipe, [png_bytes(4, 4)], bad)
     # Families without a declared range take any int64 (negative protocol placeholders).
     assert run(mmf.pipeline_from_spec({"family": "toy"}), [png_bytes(4, 4)], [-3, 1]).input_ids.tolist() == [-3, 1]

@@ -12,7 +12,7 @@ from PIL import Image
 import mm_framework as mmf
 from mm_framework.testing import assert_same_output
 
-from conftest import png_bytes
+from .conftest import png_bytes
 
 IMG_ID, VID_ID = 1, 2
 RNG = np.random.default_rng(5)
@@ -100,7 +100,8 @@ def encode_clip(frames: np.ndarray, fps: int = 10) -> bytes:
 
 
 def test_family_without_video_rejects_a_video_before_any_io(toy_pipe):
-    with pytest.raises(mmf.UnsupportedError, match=r"item 1 \(https://unreachable.invalid/x.mp4\): family 'toy' does not take video") as e:
+    match = r"item 1 \(https://unreachable.invalid/x.mp4\): family 'toy' does not take video"
+    with pytest.raises(mmf.UnsupportedError, match=match) as e:
         toy_pipe.process(mmf.MmInput(images=[png_bytes(4, 4)], videos=["https://unreachable.invalid/x.mp4"],
                                      input_ids=[1]))
     assert e.value.item == 1

@@ -9,7 +9,7 @@ import pytest
 
 import mm_framework as mmf
 
-from conftest import png_bytes
+from .conftest import png_bytes
 
 
 def test_without_torch_the_error_names_the_package(monkeypatch, toy_pipe):

@@ -14,7 +14,7 @@ import pytest
 import mm_framework as mmf
 from mm_framework import plugins
 
-from toy_family import ToyFamily
+from .toy_family import ToyFamily
 
 TOY_DIST = Path(__file__).parent / "toy_dist"
 
@@ -91,7 +91,8 @@ class Dup:
 def test_duplicate_family_names_name_both(toy):
     plugins.register(Dup(), name="dup")
     try:
-        with pytest.raises(mmf.SpecError, match=r"family 'toy' is registered twice: by <in-process plugin .*> and by <in-process plugin .*>"):
+        match = r"family 'toy' is registered twice: by <in-process plugin .*> and by <in-process plugin .*>"
+        with pytest.raises(mmf.SpecError, match=match):
             mmf.pipeline_from_spec({"family": "toy"})
     finally:
         plugins.unregister("dup")

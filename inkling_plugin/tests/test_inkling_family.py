@@ -12,7 +12,7 @@ from PIL import Image
 
 import inkling_plugin as inkling
 import mm_framework as mmf
-from inkling_reference import make_photo_like, ref_decode_rescale, ref_patchify, ref_scaled_dims
+from .inkling_reference import make_photo_like, ref_decode_rescale, ref_patchify, ref_scaled_dims
 from mm_framework import par
 from mm_framework import DecodedImage, DecodeOptions, Grid, MmInput, Rope1D
 from mm_framework import LayoutError, LimitExceededError, MediaError, SpecError
@@ -62,7 +62,9 @@ def test_defaults_are_the_processor_defaults():
     fam = pipe.hooks.processor
     assert (fam.patch_size, fam.rescale_frac, fam.rescale_cap, fam.image_token_id) == (40, 2.0, 2048, -101)
     assert pipe.hooks.decode_options() == DecodeOptions(alpha="drop", exif_transpose=False)
-    assert pipe.spec == {"family": "inkling", "patch_size": 40, "rescale_frac": 2.0, "rescale_cap": 2048, "image_token_id": -101}
+    assert pipe.spec == {
+        "family": "inkling", "patch_size": 40, "rescale_frac": 2.0, "rescale_cap": 2048, "image_token_id": -101,
+    }
 
 
 @pytest.mark.parametrize(

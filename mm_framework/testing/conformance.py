@@ -7,7 +7,9 @@ Subclass it in a test module and supply the ``family_spec`` fixture. Optional kn
   the default puts one ``spec["image_token_id"]`` between text ids);
 * class attributes ``optional_fields`` (spec fields that may be omitted),
   ``golden_dir`` (a directory of golden cases, see :mod:`.golden`) with the
-  ``golden_image_source`` fixture for cases whose images are regenerated, and
+  ``golden_image_source`` fixture for cases whose images are regenerated and the
+  ``golden_stages`` fixture computing the stages the cases record (default
+  :func:`.golden.standard_stages`), and
   ``expected_failures``: ``{check id: reason}`` for deliberate deviations. A declared
   check must then fail (strict xfail), so a stale declaration is noticed too.
 
@@ -88,6 +90,10 @@ class FamilyConformance:
     @pytest.fixture
     def golden_image_source(self) -> golden.ImageSource | None:
         return None
+
+    @pytest.fixture
+    def golden_stages(self) -> golden.Stages:
+        return golden.standard_stages
 
     # ----- plumbing ----------------------------------------------------------------
 
@@ -323,5 +329,8 @@ class FamilyConformance:
 
     # ----- golden replay -----------------------------------------------------------
 
-    def test_golden_case(self, golden_case, golden_image_source, mm_update_goldens):
-        golden.replay_case(golden_case, pipeline_from_spec, source=golden_image_source, update=mm_update_goldens)
+    def test_golden_case(self, golden_case, golden_image_source, golden_stages, mm_update_goldens):
+        golden.replay_case(
+            golden_case, pipeline_from_spec, source=golden_image_source, stages=golden_stages,
+            update=mm_update_goldens,
+        )

@@ -49,7 +49,9 @@ CLASS_DEFAULTS: dict[str, Any] = {
 IMAGE_KEYS = frozenset(PINNED) | frozenset(CLASS_DEFAULTS) | {"min_pixels", "max_pixels", "image_processor_type",
                                                               "processor_class"}
 # vision_config key -> spec field: the model's own geometry must agree with the processor's.
-VISION_KEYS = {"patch_size": "patch_size", "spatial_merge_size": "merge_size", "temporal_patch_size": "temporal_patch_size"}
+VISION_KEYS = {
+    "patch_size": "patch_size", "spatial_merge_size": "merge_size", "temporal_patch_size": "temporal_patch_size",
+}
 
 
 def _err(key: str, message: str) -> SpecError:
@@ -57,7 +59,9 @@ def _err(key: str, message: str) -> SpecError:
 
 
 def resolve(
-    config: Mapping[str, Any], preprocessor_config: Mapping[str, Any], video_preprocessor_config: Mapping[str, Any] | None = None
+    config: Mapping[str, Any],
+    preprocessor_config: Mapping[str, Any],
+    video_preprocessor_config: Mapping[str, Any] | None = None,
 ) -> dict[str, Any] | None:
     """The spec dict for a Qwen-VL model, or ``None`` when the model is not one.
 

@@ -37,7 +37,8 @@ def layout(
     for m in MODALITIES:
         if len(where[m]) != len(items[m]):
             raise mmf.LayoutError(
-                f"prompt has {len(where[m])} {m} placeholder(s) but {len(items[m])} {m} item(s) (placeholder id {ids[m]})"
+                f"prompt has {len(where[m])} {m} placeholder(s) but {len(items[m])} {m} item(s) "
+                f"(placeholder id {ids[m]})"
             )
     slots = sorted((pos, item, m) for m in MODALITIES for pos, item in zip(where[m], items[m]))
     segments: list[Any] = []

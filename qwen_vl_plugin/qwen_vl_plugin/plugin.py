@@ -26,6 +26,8 @@ def mm_register_presets(register: Callable[[str, Mapping[str, Any]], None]) -> N
 
 @mmf.hookimpl
 def mm_spec_from_hf_configs(
-    config: Mapping[str, Any], preprocessor_config: Mapping[str, Any], video_preprocessor_config: Mapping[str, Any] | None
+    config: Mapping[str, Any],
+    preprocessor_config: Mapping[str, Any],
+    video_preprocessor_config: Mapping[str, Any] | None,
 ) -> dict[str, Any] | None:
     return hf_config.resolve(config, preprocessor_config, video_preprocessor_config)

@@ -81,7 +81,9 @@ def qwen3_frame_size(
     return h_bar, w_bar
 
 
-def video_grid(num_frames: int, height: int, width: int, *, patch_size: int, temporal_patch_size: int) -> tuple[int, int, int]:
+def video_grid(
+    num_frames: int, height: int, width: int, *, patch_size: int, temporal_patch_size: int
+) -> tuple[int, int, int]:
     """``video_grid_thw`` of ``num_frames`` resized frames: the frame count is padded up to a
     multiple of ``temporal_patch_size`` by repeating the last frame (§4)."""
     if num_frames <= 0 or height % patch_size or width % patch_size:

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import mm_framework as mmf
-import golden_images
+from . import golden_images
 from mm_framework.kernels import resize_wants_source
 from qwen_vl_plugin.family import QwenVlFamily
 

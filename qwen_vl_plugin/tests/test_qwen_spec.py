@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import pickle
+import time
 
 import pytest
 
@@ -60,7 +61,8 @@ def test_presets_are_complete_resolved_specs():
         "video_sample_frames": True, "video_fps": 2.0, "video_min_frames": 4, "video_max_frames": 768,
         "vision_start_token_id": 151652, "vision_end_token_id": 151653,
     }
-    assert q3["timestamp_token_ids"] == {"<": 27, **{str(d): 15 + d for d in range(10)}, ".": 13, " seconds": 6486, ">": 29}
+    digits = {str(d): 15 + d for d in range(10)}
+    assert q3["timestamp_token_ids"] == {"<": 27, **digits, ".": 13, " seconds": 6486, ">": 29}
     assert mmf.preset("qwen3_5") == {
         **q3, "image_token_id": 248056, "video_token_id": 248057, "vision_start_token_id": 248053,
         "vision_end_token_id": 248054, "timestamp_token_ids": {**q3["timestamp_token_ids"], " seconds": 6283},
@@ -187,3 +189,34 @@ def test_the_edges_of_the_cross_rules_are_accepted():
     assert build(min_pixels=limit, max_pixels=limit).hooks.processor.spec.min_pixels == limit
     # max_pixels never allocates past the decoded image, so it is not bounded.
     assert build(max_pixels=10**15).num_media_tokens(640, 480) == 391
+
+
+def _matrix_spec_cases():
+    """The spec rows of the bad-input matrix (docs/bad-input.md) on the ``qwen2_vl`` preset:
+    every field missing (unless optional), of the wrong type, out of range, NaN or infinite."""
+    preset = mmf.preset("qwen2_vl")
+    fields = [k for k in preset if k != "family"]
+    out = []
+    for f in fields:
+        if f not in DEFAULTS:
+            out.append((f"missing {f}", {k: v for k, v in preset.items() if k != f}, f))
+        out.append((f"{f} of the wrong type", {**preset, f: {"a": 1}}, f))
+    for f, v in [("patch_size", 0), ("merge_size", -2), ("temporal_patch_size", 0), ("min_pixels", -1),
+                 ("max_pixels", 0), ("image_token_id", -1), ("image_std", [0.5, 0.0, 0.5]), ("backend", "cuda"),
+                 ("alpha", "keep"), ("video_processor", "qwen9"), ("video_token_id", -1), ("video_min_pixels", 0),
+                 ("video_token_id", preset["image_token_id"])]:
+        out.append((f"{f} out of range ({v!r})", {**preset, f: v}, f))
+    for f in ("image_mean", "image_std"):
+        out.append((f"{f} with NaN", {**preset, f: [float("nan"), 0.5, 0.5]}, f))
+        out.append((f"{f} with infinity", {**preset, f: [0.5, float("inf"), 0.5]}, f))
+    out.append(("unknown field", {**preset, "colour": "red"}, "colour"))
+    return out
+
+
+@pytest.mark.parametrize("case, spec, field", _matrix_spec_cases(), ids=[c[0] for c in _matrix_spec_cases()])
+def test_bad_spec(case, spec, field):
+    t0 = time.perf_counter()
+    with pytest.raises(mmf.SpecError) as e:
+        mmf.pipeline_from_spec(spec)
+    assert field in str(e.value), f"{case}: message does not name {field!r}: {e.value}"
+    assert time.perf_counter() - t0 < 1.0  # the bad-input matrix's bound

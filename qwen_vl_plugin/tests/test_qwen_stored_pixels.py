@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import mm_framework as mmf
-import golden_images
+from . import golden_images
 
 NAMES = ["tiny_10x10.png", "exact_448x448.png", "rgb_640x480.jpg", "tall_20x3000.png", "rgba_640x480.png"]
 

@@ -96,7 +96,9 @@ def resolve(config: Mapping[str, Any], preprocessor_config: Mapping[str, Any]) -
             raise _err(key, f"must be one of {sorted(allowed)}, got {pp[key]!r}")
     resample = pp.get("resample", CLASS_DEFAULTS["resample"])
     if isinstance(resample, bool) or resample not in RESAMPLE:
-        raise _err("resample", f"must be one of {sorted(RESAMPLE)} (Pillow LANCZOS, BILINEAR, BICUBIC), got {resample!r}")
+        raise _err(
+            "resample", f"must be one of {sorted(RESAMPLE)} (Pillow LANCZOS, BILINEAR, BICUBIC), got {resample!r}"
+        )
     tokens = _model_value(config, "mm_tokens_per_image")
     seq = pp.get("image_seq_length", tokens)
     if seq != tokens:
@@ -108,7 +110,10 @@ def resolve(config: Mapping[str, Any], preprocessor_config: Mapping[str, Any]) -
         "height": height,
         "width": width,
         "resample": RESAMPLE[resample],
-        **{k: pp.get(k, CLASS_DEFAULTS[k]) for k in ("do_rescale", "rescale_factor", "do_normalize", "image_mean", "image_std")},
+        **{
+            k: pp.get(k, CLASS_DEFAULTS[k])
+            for k in ("do_rescale", "rescale_factor", "do_normalize", "image_mean", "image_std")
+        },
     }
     spec = parse_spec(fields)
     _check_vision_config(config, spec.height, spec.width)

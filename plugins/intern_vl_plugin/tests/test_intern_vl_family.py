@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import intern_vl_cases as ic
+from . import intern_vl_cases as ic
 import mm_framework as mmf
 from intern_vl_plugin.bicubic import resize_to_tiles
 from intern_vl_plugin.family import InternVlFamily

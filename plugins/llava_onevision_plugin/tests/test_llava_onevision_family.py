@@ -1,12 +1,13 @@
 """The llava_onevision family beyond the conformance suite: tensor layout, model kwargs,
-the two normalization paths, and the golden cases' family-specific records (transformers'
-intermediate uint8 images, per-item plans and the request's model kwargs)."""
+the two normalization paths, and the golden cases' family-specific records (per-item plans
+and the request's model kwargs; transformers' intermediate uint8 images are the stages the
+conformance replay compares)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import llava_onevision_images
+from . import llava_onevision_images
 import numpy as np
 import pytest
 from blake3 import blake3
@@ -114,21 +115,17 @@ STAGED = [n for n in CASES if "multi" in n or "path_" in n or "photo_1024" in n 
 
 
 @pytest.mark.parametrize("name", STAGED)
-def test_golden_stages_plans_and_model_kwargs(name):
-    """transformers' decoded, fitted and base uint8 images, plans and model kwargs."""
+def test_golden_plans_and_model_kwargs(name):
+    """transformers' plans and model kwargs (its intermediate images are stages the
+    conformance replay compares)."""
     case = CASES[name]
     p = mmf.pipeline_from_spec(case.doc["spec"])
     fam = p.hooks.processor
     datas = case.images(llava_onevision_images.make)
-    stages, records = case.doc["expected"]["stages"], case.doc["llava_onevision"]["items"]
+    records = case.doc["llava_onevision"]["items"]
     for k, (data, rec) in enumerate(zip(datas, records)):
         rgb = p.hooks.decode(data, p.decode_options, k).rgb
         plan = fam.plan(rgb.shape[1], rgb.shape[0])
-        fitted = pixels.fitted_image(rgb, plan, fam.spec.resample, None)
-        base = pixels.base_image(rgb, fam.spec.image_size, fam.spec.resample, None)
-        assert digest(rgb) == stages[f"decoded_{k}"], f"{name}: decoded image {k}"
-        assert digest(fitted) == stages[f"resized_{k}"], f"{name}: fitted image {k}"
-        assert digest(base) == stages[f"base_{k}"], f"{name}: base image {k}"
         got = {"size_hw": [plan.height, plan.width], "best_resolution": list(plan.best),
                "resized_hw": list(plan.fitted), "patches": plan.patches, "tokens": plan.tokens}
         assert got == {key: rec[key] for key in got}, f"{name}: plan of image {k}"

@@ -130,7 +130,8 @@ def resolve(config: Mapping[str, Any], preprocessor_config: Mapping[str, Any]) -
     patch = _patch_size(pp)
     if "patch_size" in vision and vision["patch_size"] != patch:
         raise _cfg_error(
-            "vision_config.patch_size", f"={vision['patch_size']!r} disagrees with the preprocessor's patch_size={patch!r}"
+            "vision_config.patch_size",
+            f"={vision['patch_size']!r} disagrees with the preprocessor's patch_size={patch!r}",
         )
     if config["model_type"] == "mistral3":
         # Mistral3Config: image_token_index (alias image_token_id) 10, spatial_merge_size 2.

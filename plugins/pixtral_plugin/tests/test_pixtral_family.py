@@ -14,7 +14,7 @@ from mm_framework.testing import load_cases, sample_image
 from pixtral_plugin.layout import image_pattern, span_length
 from pixtral_plugin.planes import normalize_planes
 from pixtral_plugin.sizing import resized_size
-import pixtral_images
+from . import pixtral_images
 
 GOLDEN = Path(__file__).parent / "golden"
 CLIP = (mmf.preset("pixtral_12b")["image_mean"], mmf.preset("pixtral_12b")["image_std"])
