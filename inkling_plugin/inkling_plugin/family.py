@@ -30,9 +30,8 @@ Per item: decode (alpha dropped, no EXIF orientation: the core defaults, as the 
 - ``image_sizes``: i64 ``[items, 2]`` of the post-rescale ``(h, w)``.
 
 A rescale past the core's default pixel limit (only reachable with a
-large ``rescale_frac`` and no cap) is a ``LimitExceededError``, from the
-core's check of ``mm_plan_item`` before any pixel is allocated, so token
-counts and processing refuse alike.
+large ``rescale_frac`` and no cap) is a ``LimitExceededError``, from
+``mm_plan_item`` too (token counts), so the two never disagree.
 """
 
 from __future__ import annotations
