@@ -15,6 +15,7 @@ import pytest
 from PIL import Image
 
 import mm_framework as mmf
+from mm_framework import plugin as mmp
 from mm_framework import par
 from mm_framework import content_hash
 
@@ -278,8 +279,8 @@ def test_alpha_options(toy):
     Image.fromarray(arr, "RGBA").save(buf, "PNG")
     from mm_framework.media.decode import decode_rgb
 
-    drop = decode_rgb(buf.getvalue(), mmf.DecodeOptions(alpha="drop"))
-    comp = decode_rgb(buf.getvalue(), mmf.DecodeOptions(alpha="composite"))
+    drop = decode_rgb(buf.getvalue(), mmp.DecodeOptions(alpha="drop"))
+    comp = decode_rgb(buf.getvalue(), mmp.DecodeOptions(alpha="composite"))
     assert drop.rgb[0, 0].tolist() == [200, 0, 0]
     assert comp.rgb[0, 0].tolist() == [255, 255, 255]
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import mm_framework as mmf
+from mm_framework import plugin as mmp
 from mm_framework import plugins
 
 from toy_family import ToyFamily
@@ -83,7 +84,7 @@ def test_cli_lists_entry_point_plugin(toy_site):
 
 
 class Dup:
-    @mmf.hookimpl
+    @mmp.hookimpl
     def mm_register_families(self, register):
         register("toy", ToyFamily)
 
@@ -101,13 +102,13 @@ class Misspelt:
     def __init__(self, params):
         pass
 
-    @mmf.hookimpl
+    @mmp.hookimpl
     def mm_proces_item(self, media):  # the typo is the point
         raise AssertionError
 
 
 class MisspeltPlugin:
-    @mmf.hookimpl
+    @mmp.hookimpl
     def mm_register_families(self, register):
         register("misspelt", Misspelt)
 
@@ -123,7 +124,7 @@ def test_misspelt_hook_fails_at_build():
 
 def test_misspelt_discovery_hook_fails_at_registration():
     class Bad:
-        @mmf.hookimpl
+        @mmp.hookimpl
         def mm_register_familes(self, register):
             pass
 
@@ -166,7 +167,7 @@ def test_family_hooks_listing(toy_pipe):
 
 def test_factory_crash_is_internal_error():
     class Crashy:
-        @mmf.hookimpl
+        @mmp.hookimpl
         def mm_register_families(self, register):
             register("crashy", lambda params: 1 / 0)
 
@@ -190,7 +191,7 @@ def test_family_without_a_required_hook_is_refused_when_built(toy_site):
         class NoPlan(mm_toy_family.OneToken):
             mm_plan_item = None
         class P:
-            @mmf.hookimpl
+            @mmp.hookimpl
             def mm_register_families(self, register):
                 register("noplan", NoPlan)
         mmf.plugins.register(P(), name="p")
@@ -208,7 +209,7 @@ def test_video_preprocessor_config_reaches_the_resolver(tmp_path):
     seen = []
 
     class Resolver:
-        @mmf.hookimpl
+        @mmp.hookimpl
         def mm_spec_from_hf_configs(self, config, preprocessor_config, video_preprocessor_config):
             if config.get("model_type") != "vidtoy":
                 return None
@@ -238,7 +239,7 @@ def test_spec_from_arg_reads_every_form_a_command_takes(toy, tmp_path):
     directory, a JSON file or inline JSON; anything else is a SpecError listing the presets."""
 
     class Resolver:
-        @mmf.hookimpl
+        @mmp.hookimpl
         def mm_spec_from_hf_configs(self, config, preprocessor_config):
             if config["model_type"] != "dirtoy":
                 return None

@@ -9,6 +9,7 @@ from blake3 import blake3
 
 import gemma3_images
 import mm_framework as mmf
+from mm_framework import plugin as mmp
 from gemma3_plugin.family import Gemma3Family
 from mm_framework.testing import load_cases
 
@@ -46,9 +47,9 @@ def test_stages_crops_and_model_kwargs(case):
     images = case.images(gemma3_images.make)
     out = pipe.process(mmf.MmInput(images=images, input_ids=case.doc["prompt_ids"]))
     stages = case.doc["expected"]["stages"]
-    options = mmf.DecodeOptions(alpha=spec["alpha"], exif_transpose=spec["exif_transpose"])
+    options = mmp.DecodeOptions(alpha=spec["alpha"], exif_transpose=spec["exif_transpose"])
     for i, (data, item, want) in enumerate(zip(images, out.items, extra["items"])):
-        rgb = mmf.decode_rgb(data, options).rgb
+        rgb = mmp.decode_rgb(data, options).rgb
         assert _digest(rgb) == stages[f"decoded_rgb[{i}]"], f"item {i}: decoded RGB differs"
         boxes = family.crops(rgb.shape[1], rgb.shape[0])
         assert len(boxes) == want["num_crops"] and [[y1 - y0, x1 - x0] for x0, y0, x1, y1 in boxes] == want["crop_hw"]

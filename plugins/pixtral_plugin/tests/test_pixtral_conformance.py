@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 import mm_framework as mmf
+from mm_framework import plugin as mmp
 from mm_framework.kernels import resize_rgb
 from mm_framework.testing import FamilyConformance, golden
 import pixtral_images
@@ -38,7 +39,7 @@ def first_differing_stage(case: golden.GoldenCase) -> None:
     family = mmf.pipeline_from_spec(case.doc["spec"]).hooks.processor
     recorded = case.doc["expected"]["stages"]
     for i, data in enumerate(case.images(pixtral_images.make)):
-        rgb = mmf.decode_rgb(data, family.mm_decode_options()).rgb
+        rgb = mmp.decode_rgb(data, family.mm_decode_options()).rgb
         assert golden.digest(rgb) == recorded[f"decoded_rgb[{i}]"], f"golden case {case.name}: stage 'decoded_rgb[{i}]' differs"
         h, w = family.resized(rgb.shape[1], rgb.shape[0])
         resized = resize_rgb(rgb, w, h, "pil_bicubic")
