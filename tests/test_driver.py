@@ -18,6 +18,7 @@ import mm_framework as mmf
 from mm_framework import plugin as mmp
 from mm_framework import par
 from mm_framework import content_hash
+from mm_framework.family import bind
 
 from conftest import png_bytes
 
@@ -290,4 +291,4 @@ def test_stored_pixels_need_the_optional_hooks(toy_pipe):
     with pytest.raises(mmf.UnsupportedError, match="family 'toy' does not implement mm_stored_pixels"):
         toy_pipe.stored_pixels(inp)
     with pytest.raises(mmf.UnsupportedError, match="does not implement mm_features_from_pixels"):
-        toy_pipe.hooks.features_from_pixels(np.zeros((2, 2, 3), np.uint8))
+        bind(toy_pipe.spec).features_from_pixels(np.zeros((2, 2, 3), np.uint8))

@@ -14,6 +14,7 @@ import pytest
 import mm_framework as mmf
 from mm_framework import plugin as mmp
 from mm_framework import plugins
+from mm_framework.family import bind
 
 from toy_family import ToyFamily
 
@@ -74,7 +75,8 @@ def test_load_and_disable_switches(toy_site):
 
 def test_cli_lists_entry_point_plugin(toy_site):
     env = {k: v for k, v in os.environ.items() if not k.startswith("MM_FRAMEWORK_")}
-    env["PYTHONPATH"] = str(toy_site)
+    # As run_py: the toy site first, then the caller's path (the tree under test and its families).
+    env["PYTHONPATH"] = os.pathsep.join([str(toy_site), env.get("PYTHONPATH", "")])
     proc = subprocess.run(
         [sys.executable, "-m", "mm_framework", "plugins"], capture_output=True, text=True, env=env, timeout=60
     )
@@ -160,7 +162,7 @@ def test_presets_and_family_listing(toy):
 
 
 def test_family_hooks_listing(toy_pipe):
-    assert toy_pipe.hooks.implemented() == [
+    assert bind(toy_pipe.spec).implemented() == [
         "mm_capabilities", "mm_layout", "mm_plan_item", "mm_positions", "mm_process_item",
     ]
 
