@@ -189,6 +189,7 @@ def test_no_family_for_hf_config():
 def test_family_without_a_required_hook_is_refused_when_built(toy_site):
     out = run_py(toy_site, """
         import json, mm_framework as mmf
+        from mm_framework import plugin as mmp
         import mm_toy_family
         class NoPlan(mm_toy_family.OneToken):
             mm_plan_item = None

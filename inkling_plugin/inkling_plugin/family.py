@@ -42,8 +42,8 @@ from typing import Any
 import numpy as np
 
 from mm_framework.plugin import (
-    Capabilities, DecodedImage, DecodeOptions, Grid, ImageHeader, ItemPlan, OutputItem, ProcessedItem, Tensor, TokenLayout,
-    hookimpl, layout_by_placeholder, take_source,
+    Capabilities, DecodedImage, DecodeOptions, Grid, ImageHeader, ItemPlan, OutputItem, ProcessedItem, Tensor,
+    TokenLayout, hookimpl, layout_by_placeholder, take_source,
 )
 from mm_framework.kernels import resize_wants_source
 

@@ -85,7 +85,8 @@ def test_defaults_for_optional_fields():
     pipe = mmf.pipeline_from_spec({"family": "qwen_vl", **params})
     fam = QwenVlFamily(params)
     assert (fam.spec.backend, fam.spec.alpha, fam.spec.exif_transpose) == ("pil", "composite", False)
-    assert attrs.evolve(pipe.decode_options, max_pixels=None) == mmp.DecodeOptions(alpha="composite", exif_transpose=False)
+    chosen = attrs.evolve(pipe.decode_options, max_pixels=None)
+    assert chosen == mmp.DecodeOptions(alpha="composite", exif_transpose=False)
 
 
 def test_decode_options_follow_the_spec():

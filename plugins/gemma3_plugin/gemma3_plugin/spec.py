@@ -1,7 +1,7 @@
 """The ``gemma3`` spec: its fields, their validation, and the shipped presets.
 
 A spec is ``{"family": "gemma3", **fields}``; the factory receives the fields without
-``"family"``. Every field is read through :class:`mm_framework.SpecFields` (unknown and
+``"family"``. Every field is read through :class:`mm_framework.plugin.SpecFields` (unknown and
 missing fields, types and ranges, each error naming the field) and then checked against
 the others. Facts behind the fields and defaults: docs/families/gemma3.md.
 
