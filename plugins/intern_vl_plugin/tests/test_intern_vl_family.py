@@ -117,7 +117,7 @@ def test_model_kwargs_concatenate_tiles():
     assert kwargs["pixel_values"].shape == (10 + 7, 3, 16, 16) and kwargs["pixel_values"].dtype == np.float32
     assert kwargs["num_patches"].tolist() == [10, 7] and kwargs["num_patches"].dtype == np.int64
     assert np.array_equal(kwargs["pixel_values"][10:], out.items[1].feature.array)
-    empty = pipe.model_kwargs(pipe.process(mmf.MmInput(input_ids=[7])))
+    empty = InternVlFamily({k: v for k, v in SPEC.items() if k != "family"}).mm_model_kwargs(items=[])
     assert empty["pixel_values"].shape == (0, 3, 16, 16) and empty["num_patches"].shape == (0,)
 
 

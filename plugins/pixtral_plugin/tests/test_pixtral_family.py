@@ -156,7 +156,8 @@ def test_model_kwargs_pad_to_the_largest_sides():
 
 
 def test_model_kwargs_of_no_items():
-    kw = PixtralFamily(mmf.preset("pixtral_12b")).mm_model_kwargs(items=[])
+    params = {k: v for k, v in mmf.preset("pixtral_12b").items() if k != "family"}
+    kw = PixtralFamily(params).mm_model_kwargs(items=[])
     assert kw["pixel_values"].shape == (0, 3, 0, 0) and kw["image_sizes"].shape == (0, 2)
 
 
