@@ -28,6 +28,7 @@ import numpy as np  # noqa: E402
 
 import mm_framework as mmf  # noqa: E402
 from mm_framework.kernels import kernel_mode, patchify_merged_blocks, resize_rgb  # noqa: E402
+from qwen_vl_plugin import QwenVlFamily  # noqa: E402
 
 from inputs import inputs  # noqa: E402
 
@@ -44,9 +45,10 @@ def median_ms(fn, n: int = 30) -> float:
 
 def main() -> None:
     data = inputs()["jpeg_1280x960"].images[0]
-    pipe = mmf.pipeline_from_spec(mmf.preset("qwen2_vl_class_defaults"))
-    fam = pipe.hooks.processor
-    media = pipe.hooks.decode(data, pipe.decode_options, 0)
+    spec = mmf.preset("qwen2_vl_class_defaults")
+    pipe = mmf.pipeline_from_spec(spec)
+    fam = QwenVlFamily({k: v for k, v in spec.items() if k != "family"})
+    _, (media,) = pipe.decode(mmf.MmInput(images=[data]))
     resized = resize_rgb(media.rgb, 1148, 840, "pil_bicubic")
     shape = (1148 * 840 // 196, 1176)
     out = np.empty(shape, np.float32)

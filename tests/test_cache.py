@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import mm_framework as mmf
+from mm_framework import plugin as mmp
 from mm_framework import par
 from mm_framework.testing import assert_same_output
 
@@ -26,7 +27,7 @@ _calls_lock = threading.Lock()
 class CountingFamily(ToyFamily):
     """The toy family, counting how often each (block, width, height) was processed."""
 
-    @mmf.hookimpl
+    @mmp.hookimpl
     def mm_process_item(self, media):
         with _calls_lock:
             CALLS[(self.block, media.width, media.height)] += 1
@@ -35,7 +36,7 @@ class CountingFamily(ToyFamily):
 
 
 class CountingPlugin:
-    @mmf.hookimpl
+    @mmp.hookimpl
     def mm_register_families(self, register):
         register("counting", CountingFamily)
 

@@ -12,6 +12,7 @@ import pytest
 from PIL import Image
 
 import mm_framework as mmf
+from mm_framework import plugin as mmp
 from mm_framework.cli import main
 from mm_framework import content_hash, plugins
 from mm_framework.kernels import native
@@ -110,7 +111,7 @@ def test_tokens_names_the_bad_side(capsys):
 
 def test_model_directory_as_spec(toy, tmp_path, capsys):
     class Resolver:
-        @mmf.hookimpl
+        @mmp.hookimpl
         def mm_spec_from_hf_configs(self, config, preprocessor_config):
             if config.get("model_type") == "toy":
                 return {"family": "toy", "image_token_id": preprocessor_config["image_token_id"]}

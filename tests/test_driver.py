@@ -15,8 +15,10 @@ import pytest
 from PIL import Image
 
 import mm_framework as mmf
+from mm_framework import plugin as mmp
 from mm_framework import par
 from mm_framework import content_hash
+from mm_framework.family import bind
 
 from .conftest import png_bytes
 
@@ -280,8 +282,8 @@ def test_alpha_options(toy):
     Image.fromarray(arr, "RGBA").save(buf, "PNG")
     from mm_framework.media.decode import decode_rgb
 
-    drop = decode_rgb(buf.getvalue(), mmf.DecodeOptions(alpha="drop"))
-    comp = decode_rgb(buf.getvalue(), mmf.DecodeOptions(alpha="composite"))
+    drop = decode_rgb(buf.getvalue(), mmp.DecodeOptions(alpha="drop"))
+    comp = decode_rgb(buf.getvalue(), mmp.DecodeOptions(alpha="composite"))
     assert drop.rgb[0, 0].tolist() == [200, 0, 0]
     assert comp.rgb[0, 0].tolist() == [255, 255, 255]
 
@@ -291,4 +293,4 @@ def test_stored_pixels_need_the_optional_hooks(toy_pipe):
     with pytest.raises(mmf.UnsupportedError, match="family 'toy' does not implement mm_stored_pixels"):
         toy_pipe.stored_pixels(inp)
     with pytest.raises(mmf.UnsupportedError, match="does not implement mm_features_from_pixels"):
-        toy_pipe.hooks.features_from_pixels(np.zeros((2, 2, 3), np.uint8))
+        bind(toy_pipe.spec).features_from_pixels(np.zeros((2, 2, 3), np.uint8))

@@ -17,18 +17,19 @@ import pytest
 from mm_framework import plugins
 from toy_family import ToyPlugin, ToyFamily
 import mm_framework as mmf
+from mm_framework import plugin as mmp
 
 
 class OffByOne(ToyFamily):
     # Plans one grid row more than it processes, so its counts are one row off.
-    @mmf.hookimpl
+    @mmp.hookimpl
     def mm_plan_item(self, header):
         plan = super().mm_plan_item(header)
-        return mmf.ItemPlan(mmf.Grid(1, plan.geometry.h + 1, plan.geometry.w), plan.size)
+        return mmp.ItemPlan(mmf.Grid(1, plan.geometry.h + 1, plan.geometry.w), plan.size)
 
 
 class Extra:
-    @mmf.hookimpl
+    @mmp.hookimpl
     def mm_register_families(self, register):
         register("toy_off_by_one", OffByOne)
 

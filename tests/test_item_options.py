@@ -13,11 +13,12 @@ import numpy as np
 import pytest
 
 import mm_framework as mmf
+from mm_framework import plugin as mmp
 from mm_framework.errors import SpecError
 from mm_framework.testing import assert_same_output
 
-from conftest import png_bytes
-from toy_family import ToyFamily
+from .conftest import png_bytes
+from .toy_family import ToyFamily
 
 CALLS: Counter[tuple[int, int, int]] = Counter()
 _lock = threading.Lock()
@@ -32,11 +33,11 @@ class OptionFamily(ToyFamily):
         if not 1 <= self.block <= 16:
             raise SpecError(f"toy spec: field 'block' must be in 1..16, got {self.block}")
 
-    @mmf.hookimpl
+    @mmp.hookimpl
     def mm_capabilities(self):
         return attrs.evolve(super().mm_capabilities(), item_options={"image": {"block": "block"}})
 
-    @mmf.hookimpl
+    @mmp.hookimpl
     def mm_process_item(self, media):
         with _lock:
             CALLS[(self.block, media.width, media.height)] += 1
@@ -44,7 +45,7 @@ class OptionFamily(ToyFamily):
 
 
 class OptionPlugin:
-    @mmf.hookimpl
+    @mmp.hookimpl
     def mm_register_families(self, register):
         register("toy_opts", OptionFamily)
 
@@ -275,14 +276,14 @@ def test_items_must_hold_items_of_registered_modalities():
 class OtherOptionFamily(OptionFamily):
     """Another family registered under the same name: its features are negated."""
 
-    @mmf.hookimpl
+    @mmp.hookimpl
     def mm_process_item(self, media):
         item = super().mm_process_item(media)
-        return attrs.evolve(item, feature=mmf.Tensor.f32(-item.feature.array))
+        return attrs.evolve(item, feature=mmp.Tensor.f32(-item.feature.array))
 
 
 class OtherOptionPlugin:
-    @mmf.hookimpl
+    @mmp.hookimpl
     def mm_register_families(self, register):
         register("toy_opts", OtherOptionFamily)
 

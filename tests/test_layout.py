@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mm_framework import Explicit, LayoutError, Media, Repeat, Text, TokenLayout, apply_layout, layout_by_placeholder
+from mm_framework import LayoutError
+from mm_framework.plugin import Explicit, Media, Repeat, Text, TokenLayout, apply_layout, layout_by_placeholder
 
 PAD = 1
 

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import mm_framework as mmf
+from mm_framework import plugin as mmp
 
 from .conftest import png_bytes
 
@@ -110,4 +111,4 @@ def test_text_whose_placeholder_the_tokenizer_split_says_so(toy):
 ])
 def test_capabilities_check_placeholder_texts(texts, match):
     with pytest.raises(mmf.InternalError, match=match):
-        mmf.Capabilities(placeholders={"image": 1}, placeholder_texts=texts)
+        mmp.Capabilities(placeholders={"image": 1}, placeholder_texts=texts)

@@ -41,9 +41,9 @@ from typing import Any
 
 import numpy as np
 
-from mm_framework import (
-    Capabilities, DecodedImage, DecodeOptions, Grid, ImageHeader, ItemOutputs, ItemPlan, OutputItem, ProcessedItem, Tensor,
-    TokenLayout, hookimpl, layout_by_placeholder, take_source,
+from mm_framework.plugin import (
+    Capabilities, DecodedImage, DecodeOptions, Grid, ImageHeader, ItemOutputs, ItemPlan, OutputItem, ProcessedItem,
+    Tensor, TokenLayout, hookimpl, layout_by_placeholder, take_source,
 )
 from mm_framework.kernels import resize_wants_source
 

@@ -30,10 +30,14 @@ import numpy as np
 import pytest
 
 from .. import par
-from .. import (
-    LayoutError, LimitExceededError, Limits, MediaError, MmInput, MRope, Output, Rope1D, SpecError, UnsupportedError,
-    apply_layout, content_hash, pipeline_from_spec,
-)
+from ..carriers import MRope, Rope1D
+from ..errors import LayoutError, LimitExceededError, MediaError, SpecError, UnsupportedError
+from ..family import FamilyHooks, hooks_for
+from ..layout import apply_layout
+from ..limits import Limits
+from ..media.hashing import content_hash
+from ..pipeline import Pipeline, pipeline_from_spec
+from ..request import MmInput, Output
 from . import golden
 from .compare import assert_same_output
 from .images import sample_image
@@ -128,8 +132,13 @@ class FamilyConformance:
         return pipe.process(MmInput(images=images, input_ids=ids))
 
     @staticmethod
-    def _decoded_size(pipe: Any, data: bytes) -> tuple[int, int]:
-        media = pipe.hooks.decode(data, pipe.decode_options, 0)
+    def _hooks(pipe: Pipeline) -> FamilyHooks:
+        """The family behind ``pipe``, for checks that call one hook on its own."""
+        return hooks_for(json.dumps(pipe.spec, sort_keys=True))
+
+    @classmethod
+    def _decoded_size(cls, pipe: Pipeline, data: bytes) -> tuple[int, int]:
+        media = cls._hooks(pipe).decode(data, pipe.decode_options, 0)
         return media.width, media.height
 
     # ----- spec --------------------------------------------------------------------
@@ -183,7 +192,7 @@ class FamilyConformance:
 
     def test_layout_without_placeholders(self, pipeline, prompt_for):
         ids = np.asarray(prompt_for(0), dtype=np.int64)
-        expanded = apply_layout(ids, pipeline.hooks.layout(ids, [], []), 0)
+        expanded = apply_layout(ids, self._hooks(pipeline).layout(ids, [], []), 0)
         assert expanded.input_ids.tolist() == ids.tolist() and expanded.offsets == ()
 
     @pytest.mark.parametrize("n", [1, 3])

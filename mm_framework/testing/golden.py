@@ -48,6 +48,7 @@ import numpy as np
 
 from ..carriers import MRope, Tensor
 from ..errors import UnsupportedError
+from ..media.hashing import content_hash
 from ..request import MmInput, Output
 from .records import digest, ids_doc, tensor_doc
 
@@ -104,9 +105,11 @@ def load_cases(root: str | Path) -> list[GoldenCase]:
 
 
 def decoded_images(pipe: Any, inp: MmInput) -> list[np.ndarray]:
-    """Each item's RGB array as the family decodes it (the first stage of most families)."""
-    # No public decode on Pipeline yet: the family's own decode hook, as the driver calls it.
-    return [pipe.hooks.decode(data, pipe.decode_options, i).rgb for i, data in enumerate(inp.images)]
+    """Each item's RGB array as the family decodes it (the first stage of most families), in
+    item order; the items are encoded bytes, as golden cases hold them."""
+    out, media = pipe.decode(inp)
+    by_hash = {it.hash: m.rgb for it, m in zip(out.items, media)}
+    return [by_hash[content_hash(data)] for data in inp.images]
 
 
 def standard_stages(pipe: Any, inp: MmInput) -> dict[str, np.ndarray]:

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from mm_framework import SpecError
+from mm_framework.plugin import SpecError
 
 from .hf_keys import PINNED, check_pinned, check_processor_class, qwen2_pixels
 from .spec import CLIP_MEAN, CLIP_STD, HALF, QwenVlSpec

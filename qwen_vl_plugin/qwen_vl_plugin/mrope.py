@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from mm_framework import Grid, LayoutError, MRope
+from mm_framework.plugin import Grid, LayoutError, MRope
 
 TEXT, IMAGE, VIDEO = 0, 1, 2
 

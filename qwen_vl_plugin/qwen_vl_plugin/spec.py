@@ -13,7 +13,8 @@ from typing import Any
 
 import attrs
 
-from mm_framework import Limits, SpecFields
+from mm_framework import Limits
+from mm_framework.plugin import SpecFields
 
 from .video_prompt import QWEN2_TIMESTAMPS, QWEN3_5_TIMESTAMPS
 from .video_spec import VIDEO_FIELDS, VideoSpec, check_pixels, parse_video

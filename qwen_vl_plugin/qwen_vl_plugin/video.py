@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from mm_framework import InternalError, MediaError, SpecError
+from mm_framework.plugin import InternalError, MediaError, SpecError
 from mm_framework.kernels import (
     ChannelNorm, channel_norm_fused, for_chunks, patchify_merged_blocks, resize_rgb, rows_per_worker, smart_resize,
 )

@@ -28,7 +28,7 @@ from typing import Any
 
 import attrs
 
-from mm_framework import SpecError, SpecFields
+from mm_framework.plugin import SpecError, SpecFields
 
 from .video_prompt import TimestampVocab
 

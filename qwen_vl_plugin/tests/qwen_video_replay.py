@@ -18,6 +18,7 @@ import numpy as np
 
 from . import golden_images
 import mm_framework as mmf
+from mm_framework import plugin as mmp
 from mm_framework.testing.records import rle, sha256 as sha
 from qwen_vl_plugin.mrope import IMAGE, TEXT, VIDEO, rope_index
 from qwen_vl_plugin.video import (
@@ -91,9 +92,9 @@ def spec_for(case: dict[str, Any], backend: str = "torchvision") -> dict[str, An
     return {**spec, **{k: x for k, x in video.items() if x is not None}, "backend": backend}
 
 
-def header_of(case: dict[str, Any]) -> mmf.ClipHeader:
+def header_of(case: dict[str, Any]) -> mmp.ClipHeader:
     h = case["header"]
-    return mmf.ClipHeader(total_frames=h["total_frames"], fps=h["fps"], width=h["width"], height=h["height"],
+    return mmp.ClipHeader(total_frames=h["total_frames"], fps=h["fps"], width=h["width"], height=h["height"],
                           duration=h["total_frames"] / h["fps"], codec=h["codec"], pixel_format=h["pixel_format"])
 
 
@@ -155,11 +156,11 @@ def replay(case: dict[str, Any]) -> tuple[dict[str, Any], np.ndarray]:
     data = clip_bytes(case)
     rate: list[float | None] = [None]
 
-    def choose(header: mmf.ClipHeader) -> list[int] | None:
+    def choose(header: mmp.ClipHeader) -> list[int] | None:
         indices, rate[0] = sample(v, header.total_frames, header.fps)
         return indices
 
-    clip = mmf.decode_clip(data, choose, max_frames=NO_LIMIT, max_pixels=NO_LIMIT)
+    clip = mmp.decode_clip(data, choose, max_frames=NO_LIMIT, max_pixels=NO_LIMIT)
     rh, rw = frame_size(v, clip.num_frames, clip.height, clip.width)
     resized = np.stack([resize_frame(f, rh, rw) for f in clip.frames])
     ps, merge, tps = v["patch_size"], v["merge_size"], v["temporal_patch_size"]

@@ -7,9 +7,12 @@ import json
 import pickle
 import time
 
+import attrs
 import pytest
 
 import mm_framework as mmf
+from mm_framework import plugin as mmp
+from qwen_vl_plugin import QwenVlFamily
 from qwen_vl_plugin.spec import CLIP_MEAN, CLIP_STD, DEFAULTS, PRESETS, REQUIRED
 
 BASE = {k: v for k, v in PRESETS["qwen2_vl"].items() if k != "family"}
@@ -71,7 +74,7 @@ def test_presets_are_complete_resolved_specs():
         spec = mmf.preset(name)
         assert set(spec) <= {"family", *REQUIRED, *DEFAULTS}
         pipe = mmf.pipeline_from_spec(spec)
-        assert pipe.family == "qwen_vl" and pipe.hooks.capabilities().video
+        assert pipe.family == "qwen_vl" and pipe.capabilities.video
 
 
 def test_preset_is_a_copy():
@@ -82,14 +85,15 @@ def test_preset_is_a_copy():
 def test_defaults_for_optional_fields():
     params = {k: v for k, v in BASE.items() if k not in ("backend", "alpha", "exif_transpose")}
     pipe = mmf.pipeline_from_spec({"family": "qwen_vl", **params})
-    fam = pipe.hooks.processor
+    fam = QwenVlFamily(params)
     assert (fam.spec.backend, fam.spec.alpha, fam.spec.exif_transpose) == ("pil", "composite", False)
-    assert pipe.hooks.decode_options() == mmf.DecodeOptions(alpha="composite", exif_transpose=False)
+    chosen = attrs.evolve(pipe.decode_options, max_pixels=None)
+    assert chosen == mmp.DecodeOptions(alpha="composite", exif_transpose=False)
 
 
 def test_decode_options_follow_the_spec():
     pipe = build(alpha="drop", exif_transpose=True)
-    assert pipe.hooks.decode_options() == mmf.DecodeOptions(alpha="drop", exif_transpose=True)
+    assert attrs.evolve(pipe.decode_options, max_pixels=None) == mmp.DecodeOptions(alpha="drop", exif_transpose=True)
 
 
 @pytest.mark.parametrize(
@@ -186,7 +190,7 @@ def test_the_edges_of_the_cross_rules_are_accepted():
     # min == max is consistent; smart_resize's ceil still overshoots it, as transformers' does.
     assert build(min_pixels=1003520, max_pixels=1003520).num_media_tokens(28, 28) == 36 * 36
     assert build(min_pixels=1, max_pixels=784).num_media_tokens(640, 480) == 1
-    assert build(min_pixels=limit, max_pixels=limit).hooks.processor.spec.min_pixels == limit
+    assert build(min_pixels=limit, max_pixels=limit).spec["min_pixels"] == limit
     # max_pixels never allocates past the decoded image, so it is not bounded.
     assert build(max_pixels=10**15).num_media_tokens(640, 480) == 391
 

@@ -27,6 +27,7 @@ transformers = pytest.importorskip("transformers")
 import torch  # noqa: E402
 
 import mm_framework as mmf  # noqa: E402
+from mm_framework import plugin as mmp  # noqa: E402
 from mm_framework.testing import load_module  # noqa: E402
 from .qwen_video_replay import GOLDEN, compare, frame_size, output_doc, replay, request, sample, spec_for  # noqa: E402
 from qwen_vl_plugin.mrope import rope_index  # noqa: E402
@@ -133,16 +134,16 @@ def test_load_video_frames_equal_decode_clip():
                 frames, meta = load_video(str(path), backend="pyav")
             except Exception:
                 with pytest.raises(mmf.MediaError):
-                    mmf.decode_clip(data, lambda h: None, max_frames=BIG, max_pixels=BIG)
+                    mmp.decode_clip(data, lambda h: None, max_frames=BIG, max_pixels=BIG)
                 continue
-            clip = mmf.decode_clip(data, lambda h: None, max_frames=BIG, max_pixels=BIG)
+            clip = mmp.decode_clip(data, lambda h: None, max_frames=BIG, max_pixels=BIG)
             assert clip.frames.tobytes() == frames.tobytes(), name
             assert clip.fps == meta.fps and clip.height == meta.height and clip.width == meta.width
             # The loader's own sampling route keeps the same frames the chooser picks (for
             # distinct indices: the loader keeps a repeated index once, the processors twice).
             pick = sorted({0, clip.num_frames // 2, clip.num_frames - 1})
             frames2, _ = load_video(str(path), backend="pyav", sample_indices_fn=lambda metadata, **kw: pick)
-            picked = mmf.decode_clip(data, lambda h: pick, max_frames=3, max_pixels=BIG)
+            picked = mmp.decode_clip(data, lambda h: pick, max_frames=3, max_pixels=BIG)
             assert picked.frames.tobytes() == frames2.tobytes()
 
 
@@ -218,10 +219,10 @@ def test_decoded_frame_arrays_match_the_video_processor(config):
             with pytest.raises(mmf.MediaError):
                 sample(v, t, fps)
             continue
-        clip = mmf.clip_from_frames(arr, fps=fps, max_frames=BIG, max_pixels=BIG)
+        clip = mmp.clip_from_frames(arr, fps=fps, max_frames=BIG, max_pixels=BIG)
         indices, _ = sample(v, t, fps)
         if indices is not None:
-            clip = mmf.select_frames(clip, indices)
+            clip = mmp.select_frames(clip, indices)
         rh, rw = frame_size(v, clip.num_frames, h, w)
         pv = video_pixel_values(
             clip.frames, rh, rw, patch_size=v["patch_size"], merge_size=v["merge_size"],

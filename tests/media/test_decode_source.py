@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from mm_framework import DecodedImage, DecodeOptions
+from mm_framework.plugin import DecodedImage, DecodeOptions
 from mm_framework.media.decode import SourcedImage, decode_rgb, take_source
 
 

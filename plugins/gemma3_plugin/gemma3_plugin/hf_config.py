@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import mm_framework as mmf
+from mm_framework import plugin as mmp
 
 from .spec import parse_spec
 
@@ -52,8 +52,8 @@ NAMES = {"image_token_index": "image_token_id", "boi_token_index": "boi_token_id
 KNOWN = {*PINNED, *PROCESSOR_OVERRIDES, *CLASS_DEFAULTS, "image_processor_type", "processor_class", "image_seq_length"}
 
 
-def _err(key: str, message: str) -> mmf.SpecError:
-    return mmf.SpecError(f"preprocessor_config.json: {key!r} {message}")
+def _err(key: str, message: str) -> mmp.SpecError:
+    return mmp.SpecError(f"preprocessor_config.json: {key!r} {message}")
 
 
 def _same(value: Any, pinned: Any) -> bool:
@@ -71,7 +71,7 @@ def _size(pp: Mapping[str, Any]) -> tuple[Any, Any]:
 def _model_value(config: Mapping[str, Any], key: str) -> Any:
     alias = NAMES.get(key)
     if key in config and alias in config and config[key] != config[alias]:
-        raise mmf.SpecError(f"config.json: {key!r}={config[key]!r} and {alias!r}={config[alias]!r} disagree")
+        raise mmp.SpecError(f"config.json: {key!r}={config[key]!r} and {alias!r}={config[alias]!r} disagree")
     return config.get(key, config.get(alias, MODEL_DEFAULTS[key])) if alias else config.get(key, MODEL_DEFAULTS[key])
 
 
@@ -80,7 +80,7 @@ def resolve(config: Mapping[str, Any], preprocessor_config: Mapping[str, Any]) -
     if not isinstance(config, Mapping) or config.get("model_type") not in MODEL_TYPES:
         return None
     if not isinstance(preprocessor_config, Mapping):
-        raise mmf.SpecError(f"preprocessor_config.json: expected an object, got {type(preprocessor_config).__name__}")
+        raise mmp.SpecError(f"preprocessor_config.json: expected an object, got {type(preprocessor_config).__name__}")
     pp = dict(preprocessor_config)
     for key in pp:
         if key not in KNOWN:
@@ -126,9 +126,9 @@ def _check_vision_config(config: Mapping[str, Any], height: int, width: int) -> 
     if vision is None:
         return
     if not isinstance(vision, Mapping):
-        raise mmf.SpecError(f"config.json: 'vision_config' must be an object, got {vision!r}")
+        raise mmp.SpecError(f"config.json: 'vision_config' must be an object, got {vision!r}")
     side = vision.get("image_size")
     if side is not None and (height, width) != (side, side):
-        raise mmf.SpecError(
+        raise mmp.SpecError(
             f"config.json: vision_config.image_size={side!r} disagrees with the preprocessor's size {height}x{width}"
         )

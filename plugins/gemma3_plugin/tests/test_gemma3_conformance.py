@@ -16,6 +16,7 @@ import pytest
 from . import gemma3_images
 import numpy as np
 import mm_framework as mmf
+from gemma3_plugin import Gemma3Family
 from mm_framework.testing import FamilyConformance, golden
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "cases"
@@ -27,7 +28,7 @@ OPTIONAL = frozenset(mmf.preset("gemma3_4b_it")) - {
 
 def gemma3_stages(pipe: mmf.Pipeline, inp: mmf.MmInput) -> dict[str, np.ndarray]:
     """Per item the decoded RGB, then the resized whole image and each resized crop."""
-    family = pipe.hooks.processor
+    family = Gemma3Family({k: v for k, v in pipe.spec.items() if k != "family"})
     out = {}
     for i, rgb in enumerate(golden.decoded_images(pipe, inp)):
         out[f"decoded_rgb[{i}]"] = rgb

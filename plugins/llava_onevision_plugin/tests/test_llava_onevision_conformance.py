@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import mm_framework as mmf
-from llava_onevision_plugin import pixels
+from llava_onevision_plugin import LlavaOnevisionFamily, pixels
 from mm_framework.testing import FamilyConformance, golden
 
 GOLDEN = Path(__file__).parent / "golden" / "cases"
@@ -24,7 +24,7 @@ GOLDEN = Path(__file__).parent / "golden" / "cases"
 
 def llava_onevision_stages(pipe: mmf.Pipeline, inp: mmf.MmInput) -> dict[str, np.ndarray]:
     """Per item the decoded image, the image fitted inside its pinpoint and the base image."""
-    family = pipe.hooks.processor
+    family = LlavaOnevisionFamily({k: v for k, v in pipe.spec.items() if k != "family"})
     s = family.spec
     out = {}
     for k, rgb in enumerate(golden.decoded_images(pipe, inp)):

@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import mm_framework as mmf
+from mm_framework import plugin as mmp
 
 from .spec import CLIP_MEAN, CLIP_STD, parse_spec
 
@@ -68,12 +68,12 @@ CLASS_DEFAULTS: dict[str, Any] = {
 CONSUMED = {"image_processor_type", "processor_class", *PINNED, *INERT, *CLASS_DEFAULTS}
 
 
-def _pp_error(key: str, message: str) -> mmf.SpecError:
-    return mmf.SpecError(f"preprocessor_config.json: {key!r} {message}")
+def _pp_error(key: str, message: str) -> mmp.SpecError:
+    return mmp.SpecError(f"preprocessor_config.json: {key!r} {message}")
 
 
-def _cfg_error(key: str, message: str) -> mmf.SpecError:
-    return mmf.SpecError(f"config.json: {key!r} {message}")
+def _cfg_error(key: str, message: str) -> mmp.SpecError:
+    return mmp.SpecError(f"config.json: {key!r} {message}")
 
 
 def _same(value: Any, pinned: Any) -> bool:
@@ -111,7 +111,7 @@ def resolve(config: Mapping[str, Any], preprocessor_config: Mapping[str, Any]) -
     if not isinstance(config, Mapping) or not _is_ours(config):
         return None
     if not isinstance(preprocessor_config, Mapping):
-        raise mmf.SpecError(f"preprocessor_config.json: expected an object, got {type(preprocessor_config).__name__}")
+        raise mmp.SpecError(f"preprocessor_config.json: expected an object, got {type(preprocessor_config).__name__}")
     pp = dict(preprocessor_config)
     for key in pp:
         if key not in CONSUMED:

@@ -20,6 +20,8 @@ import pytest
 import mm_framework as mmf
 from mm_framework.kernels import resize_rgb
 from mm_framework.testing import FamilyConformance, golden
+from pixtral_plugin import PixtralFamily
+
 from . import pixtral_images
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -34,7 +36,7 @@ def blobs():
 
 def pixtral_stages(pipe: mmf.Pipeline, inp: mmf.MmInput) -> dict[str, np.ndarray]:
     """The decoded RGB and the resized image of each item (the reference's stages)."""
-    family = pipe.hooks.processor
+    family = PixtralFamily({k: v for k, v in pipe.spec.items() if k != "family"})
     out = {}
     for i, rgb in enumerate(golden.decoded_images(pipe, inp)):
         out[f"decoded_rgb[{i}]"] = rgb
