@@ -88,17 +88,10 @@ class Gemma3Family:
     def normalize_into(self, rgb: np.ndarray, out: np.ndarray) -> None:
         """HWC uint8 ``rgb`` -> ``out`` float32 ``[3, h, w]``, one band of rows per task."""
         height, width = rgb.shape[:2]
-        steps, lut = self._norm.steps, self._norm.lut
 
         def run(a: int, b: int) -> None:
             for c in range(3):
-                plane = out[c, a:b]
-                if steps is None:
-                    np.take(lut[c], rgb[a:b, :, c], out=plane)
-                    continue
-                np.copyto(plane, rgb[a:b, :, c], casting="unsafe")
-                for ufunc, k in steps:
-                    ufunc(plane, k[c], out=plane)
+                self._norm.apply(c, rgb[a:b, :, c], out[c, a:b])
 
         kernels.for_chunks(run, height, kernels.rows_per_worker(height, height * width))
 
