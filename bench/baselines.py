@@ -126,4 +126,6 @@ def check(name: str, got: np.ndarray, want: np.ndarray) -> None:
     """Refuse to time a contender whose output differs from the pipeline's."""
     got, want = np.asarray(got), np.asarray(want)
     if got.shape != want.shape or got.dtype != want.dtype or got.tobytes() != want.tobytes():
-        raise SystemExit(f"{name}: output differs from mm_framework's ({got.dtype} {got.shape} vs {want.dtype} {want.shape})")
+        raise SystemExit(
+            f"{name}: output differs from mm_framework's ({got.dtype} {got.shape} vs {want.dtype} {want.shape})"
+        )

@@ -63,7 +63,9 @@ def token_count_speedup(spec: dict, paths: list[Path], passes: int) -> str:
     for inp in requests[:4]:  # the same ids and positions, checked first
         full, counted = pipe.process(inp), pipe.count_tokens(inp)
         assert full.input_ids.tobytes() == counted.input_ids.tobytes() and full.positions == counted.positions
-    table = pa.table({"id": [p.name for p in paths], "images": [str(p) for p in paths], "input_ids": [[1, ph, 2]] * len(paths)})
+    table = pa.table(
+        {"id": [p.name for p in paths], "images": [str(p) for p in paths], "input_ids": [[1, ph, 2]] * len(paths)}
+    )
     par.set_threads("inline")
     full, count, rows_full, rows_count = [], [], [], []
     for _ in range(passes):  # interleaved, so a busy neighbour hits both alike
@@ -75,7 +77,8 @@ def token_count_speedup(spec: dict, paths: list[Path], passes: int) -> str:
             sink.append((time.perf_counter() - t0) * 1000.0 / len(paths))
     par.set_threads(None)
     lines = []
-    for what, f, c in (("Pipeline.process / count_tokens", full, count), ("process_table f32 / none", rows_full, rows_count)):
+    pairs = (("Pipeline.process / count_tokens", full, count), ("process_table f32 / none", rows_full, rows_count))
+    for what, f, c in pairs:
         f, c = statistics.median(f), statistics.median(c)
         lines.append(f"{what}: {f:.2f} / {c:.3f} ms per image, speed-up {f / c:.0f}x (one thread)")
     return "\n".join(lines)

@@ -28,6 +28,7 @@ import numpy as np  # noqa: E402
 
 import mm_framework as mmf  # noqa: E402
 from mm_framework.kernels import kernel_mode, patchify_merged_blocks, resize_rgb  # noqa: E402
+from qwen_vl_plugin import QwenVlFamily  # noqa: E402
 
 from inputs import inputs  # noqa: E402
 
@@ -44,9 +45,10 @@ def median_ms(fn, n: int = 30) -> float:
 
 def main() -> None:
     data = inputs()["jpeg_1280x960"].images[0]
-    pipe = mmf.pipeline_from_spec(mmf.preset("qwen2_vl_class_defaults"))
-    fam = pipe.hooks.processor
-    media = pipe.hooks.decode(data, pipe.decode_options, 0)
+    spec = mmf.preset("qwen2_vl_class_defaults")
+    pipe = mmf.pipeline_from_spec(spec)
+    fam = QwenVlFamily({k: v for k, v in spec.items() if k != "family"})
+    _, (media,) = pipe.decode(mmf.MmInput(images=[data]))
     resized = resize_rgb(media.rgb, 1148, 840, "pil_bicubic")
     shape = (1148 * 840 // 196, 1176)
     out = np.empty(shape, np.float32)
@@ -54,8 +56,10 @@ def main() -> None:
     inp = mmf.MmInput(images=[data], input_ids=[151655])
     print(f"kernels {kernel_mode()}; malloc env: "
           f"{ {k: v for k, v in os.environ.items() if k.startswith('MALLOC_')} or 'glibc defaults'}")
-    print(f"patchify into reused memory      {median_ms(lambda: patchify_merged_blocks(resized, 14, 2, 2, fam._norm, out=out)):6.2f} ms")
-    print(f"patchify into fresh memory       {median_ms(lambda: kept.append(patchify_merged_blocks(resized, 14, 2, 2, fam._norm)), 10):6.2f} ms")
+    reused = median_ms(lambda: patchify_merged_blocks(resized, 14, 2, 2, fam._norm, out=out))
+    print(f"patchify into reused memory      {reused:6.2f} ms")
+    fresh = median_ms(lambda: kept.append(patchify_merged_blocks(resized, 14, 2, 2, fam._norm)), 10)
+    print(f"patchify into fresh memory       {fresh:6.2f} ms")
     kept.clear()
     print(f"first touch of 23 MB (np.ones)   {median_ms(lambda: kept.append(np.ones(shape, np.float32)), 10):6.2f} ms")
     kept.clear()

@@ -320,12 +320,16 @@ def stages_qwen(preset: str, input_name: str, passes: int, min_time: float) -> d
     contenders = {
         "pillow decode": Contender(lambda: baselines.floor_decode([data])),
         "decode_rgb (decode + array)": Contender(lambda: decode_rgb(data)),
-        "pillow resize (image in, image out)": Contender(lambda: im.resize((tw, th), Image.Resampling.BICUBIC, reducing_gap=None)),
+        "pillow resize (image in, image out)": Contender(
+            lambda: im.resize((tw, th), Image.Resampling.BICUBIC, reducing_gap=None)
+        ),
         "resize_rgb (array in, array out)": Contender(lambda: resize_rgb(media.rgb, tw, th, "pil_bicubic")),
         "resize_rgb (lent Pillow image in, array out)": Contender(
             lambda: resize_rgb(media.rgb, tw, th, "pil_bicubic", source=im)),
         "decode with lent source + take_source": Contender(lambda: take_source(decode_rgb(data, keep_source=True))),
-        "patchify_merged_blocks": Contender(lambda: patchify_merged_blocks(resized, s.patch_size, s.merge_size, s.temporal_patch_size, fam._norm)),
+        "patchify_merged_blocks": Contender(
+            lambda: patchify_merged_blocks(resized, s.patch_size, s.merge_size, s.temporal_patch_size, fam._norm)
+        ),
         "process_item (resize + patchify)": Contender(lambda: fam.mm_process_item(media)),
         "mm_decode + mm_process_item (lent source)": Contender(lambda: fam.mm_process_item(fam.mm_decode(data, opts))),
         "pipeline.process (everything)": Contender(lambda: pipe.process(req)),
@@ -352,7 +356,9 @@ def stages_inkling(input_name: str, passes: int, min_time: float) -> dict[str, f
     req = _request(pipe, [data])
     contenders = {
         "pillow decode": Contender(lambda: baselines.floor_decode([data])),
-        "decode with lent source + take_source": Contender(lambda: take_source(decode_rgb(data, opts, keep_source=True))),
+        "decode with lent source + take_source": Contender(
+            lambda: take_source(decode_rgb(data, opts, keep_source=True))
+        ),
         "pillow LANCZOS resize (image in, image out)": Contender(
             lambda: im.resize((tw, th), Image.Resampling.LANCZOS, reducing_gap=None)),
         "resize_rgb (lent Pillow image in, array out)": Contender(
@@ -416,7 +422,10 @@ def probe(job: dict[str, Any]) -> dict[str, Any]:
     run()
     peak_traced = tracemalloc.get_traced_memory()[1] - base
     tracemalloc.stop()
-    return {"out_bytes": out_bytes, "rss_peak_bytes": (hwm - rss0) * 1024, "traced_peak_bytes": peak_traced, "hwm_reset": reset}
+    return {
+        "out_bytes": out_bytes, "rss_peak_bytes": (hwm - rss0) * 1024, "traced_peak_bytes": peak_traced,
+        "hwm_reset": reset,
+    }
 
 
 def run_probe(job: dict[str, Any]) -> dict[str, Any]:
@@ -428,7 +437,9 @@ def run_probe(job: dict[str, Any]) -> dict[str, Any]:
             files.append(os.path.join(tmp, f"{i}.bin"))
             Path(files[-1]).write_bytes(data)
         job = {**job, "files": files}
-        proc = subprocess.run([sys.executable, __file__, "--probe", json.dumps(job)], capture_output=True, text=True, timeout=600)
+        proc = subprocess.run(
+            [sys.executable, __file__, "--probe", json.dumps(job)], capture_output=True, text=True, timeout=600
+        )
     if proc.returncode != 0:
         return {"error": proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else f"exit {proc.returncode}"}
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -437,15 +448,25 @@ def run_probe(job: dict[str, Any]) -> dict[str, Any]:
 def memory_jobs() -> list[dict[str, Any]]:
     jobs = []
     cores = os.cpu_count() or 1
-    for preset, input_name in (("qwen2_vl_class_defaults", "jpeg_1280x960"), ("qwen2_vl_class_defaults", "request_8_images"), ("qwen2_5_vl", "jpeg_4000x3000")):
+    for preset, input_name in (
+        ("qwen2_vl_class_defaults", "jpeg_1280x960"), ("qwen2_vl_class_defaults", "request_8_images"),
+        ("qwen2_5_vl", "jpeg_4000x3000"),
+    ):
         spec = mmf.preset(preset)
         for threads in ("inline", cores):
-            jobs.append({"label": f"ours {preset} pil", "kind": "ours", "spec": spec, "input": input_name, "threads": threads})
+            jobs.append(
+                {"label": f"ours {preset} pil", "kind": "ours", "spec": spec, "input": input_name, "threads": threads}
+            )
         if baselines.hf_available("pil") is None:
-            jobs.append({"label": f"hf_pil {preset}", "kind": "hf_pil", "spec": spec, "input": input_name, "threads": 1})
+            jobs.append(
+                {"label": f"hf_pil {preset}", "kind": "hf_pil", "spec": spec, "input": input_name, "threads": 1}
+            )
     if _inkling_plugin is not None:
         for input_name in ("jpeg_1280x960",):
-            jobs.append({"label": "ours inkling", "kind": "ours", "spec": {"family": "inkling"}, "input": input_name, "threads": "inline"})
+            jobs.append({
+                "label": "ours inkling", "kind": "ours", "spec": {"family": "inkling"}, "input": input_name,
+                "threads": "inline",
+            })
     return jobs
 
 
@@ -488,7 +509,8 @@ def report(rows: list[dict[str, Any]], scale: dict[str, dict[str, float]], stage
     out += [f"- load average at start / end: {info['load_average']} / {info_end['load_average']}", ""]
     out += ["## Command", "", "```", command, "```", ""]
     out += ["## Single-thread throughput (images/s; ratios are throughput ours/theirs and time ours/floor)", ""]
-    out += ["| case | input | ours | HF PIL | ours/HF PIL | HF torchvision 1t | ours/HF tv | numpy | ours/numpy | decode | decode+resize | ours/floor |",
+    out += ["| case | input | ours | HF PIL | ours/HF PIL | HF torchvision 1t | ours/HF tv | numpy | ours/numpy"
+            " | decode | decode+resize | ours/floor |",
             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         s, n = r["single"], r["images"]
@@ -496,13 +518,14 @@ def report(rows: list[dict[str, Any]], scale: dict[str, dict[str, float]], stage
         cell = lambda k: _fmt(ips[k]) if k in ips else "–"  # noqa: E731
         ratio = lambda k: f"{s[k] / s['ours']:.2f}×" if k in s else "–"  # noqa: E731
         out.append(
-            f"| {r['case']} | {r['input']} | {cell('ours')} | {cell('hf_pil')} | {ratio('hf_pil')} | {cell('hf_torchvision')} | "
-            f"{ratio('hf_torchvision')} | {cell('numpy')} | {ratio('numpy')} | {cell('floor_decode')} | "
-            f"{cell('floor_decode_resize')} | {s['ours'] / s['floor_decode_resize']:.3f} |"
+            f"| {r['case']} | {r['input']} | {cell('ours')} | {cell('hf_pil')} | {ratio('hf_pil')} | "
+            f"{cell('hf_torchvision')} | {ratio('hf_torchvision')} | {cell('numpy')} | {ratio('numpy')} | "
+            f"{cell('floor_decode')} | {cell('floor_decode_resize')} | {s['ours'] / s['floor_decode_resize']:.3f} |"
         )
     out += ["", "## The pool (images/s on a batch; latency of one request in ms)", ""]
     sizes = pool_sizes()
-    head = ["case", "input", "batch", "inline img/s"] + [f"pool {p} img/s" for p in sizes] + [f"pool {sizes[-1]} / inline"]
+    head = ["case", "input", "batch", "inline img/s"] + [f"pool {p} img/s" for p in sizes]
+    head += [f"pool {sizes[-1]} / inline"]
     head += ["latency inline ms"] + [f"latency pool {p} ms" for p in sizes] + [f"latency pool {sizes[-1]} / inline"]
     out += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
@@ -510,38 +533,45 @@ def report(rows: list[dict[str, Any]], scale: dict[str, dict[str, float]], stage
         lat_inline = p["lat_inline"]
         cells = [r["case"], r["input"], f"{r['images']}×{r['copies']}", _fmt(n / p["thr_inline"])]
         cells += [_fmt(n / p[f"thr_{q}"]) for q in sizes] + [f"{p['thr_inline'] / p[f'thr_{sizes[-1]}']:.2f}×"]
-        cells += [_fmt(lat_inline * 1e3)] + [_fmt(p[f"lat_{q}"] * 1e3) for q in sizes] + [f"{p[f'lat_{sizes[-1]}'] / lat_inline:.2f}×"]
+        cells += [_fmt(lat_inline * 1e3)] + [_fmt(p[f"lat_{q}"] * 1e3) for q in sizes]
+        cells += [f"{p[f'lat_{sizes[-1]}'] / lat_inline:.2f}×"]
         out.append("| " + " | ".join(cells) + " |")
     if scale:
         out += ["", "## Thread scaling (images/s, 8 copies of jpeg_1280x960 per request, more passes)", ""]
         keys = list(next(iter(scale.values())))
         out += ["| case | " + " | ".join(keys) + f" | {keys[-1]} / inline |", "|---|" + "---|" * (len(keys) + 1)]
         for label, sc in scale.items():
-            out.append(f"| {label} | " + " | ".join(_fmt(sc[k]) for k in keys) + f" | {sc[keys[-1]] / sc['inline']:.2f}× |")
+            cells = " | ".join(_fmt(sc[k]) for k in keys)
+            out.append(f"| {label} | {cells} | {sc[keys[-1]] / sc['inline']:.2f}× |")
     req = [r for r in rows if r["images"] > 1]
     if req:
         out += ["", "## The 8-image request (latency ms)", ""]
-        out += ["| case | ours inline | " + " | ".join(f"ours pool {q}" for q in sizes) + " | HF PIL | HF tv 1t | HF tv all threads | numpy |",
+        pools = " | ".join(f"ours pool {q}" for q in sizes)
+        out += [f"| case | ours inline | {pools} | HF PIL | HF tv 1t | HF tv all threads | numpy |",
                 "|---|---|" + "---|" * len(sizes) + "---|---|---|---|"]
         for r in req:
             s, p = r["single"], r["pool"]
             ms = lambda d, k: _fmt(d[k] * 1e3) if k in d else "–"  # noqa: E731
             out.append(f"| {r['case']} | {ms(s, 'ours')} | " + " | ".join(ms(p, f'lat_{q}') for q in sizes)
-                       + f" | {ms(s, 'hf_pil')} | {ms(s, 'hf_torchvision')} | {ms(p, 'hf_torchvision_all_threads')} | {ms(s, 'numpy')} |")
+                       + f" | {ms(s, 'hf_pil')} | {ms(s, 'hf_torchvision')} | {ms(p, 'hf_torchvision_all_threads')}"
+                       + f" | {ms(s, 'numpy')} |")
     if stage:
         out += ["", "## Where the time goes (single thread, ms per image, medians)", ""]
         for title, st in stage.items():
-            out += [f"{title}:", "", "| step | ms |", "|---|---|"] + [f"| {k} | {v:.2f} |" for k, v in st.items()] + [""]
+            out += [f"{title}:", "", "| step | ms |", "|---|---|"]
+            out += [f"| {k} | {v:.2f} |" for k, v in st.items()] + [""]
     if mem:
         out += ["", "## Peak memory per request (fresh process each; MB = 10^6 bytes)", ""]
-        out += ["| who | input | threads | output MB | peak RSS above start MB | (RSS peak − output) / output | tracemalloc peak MB | (traced − output) / output |",
+        out += ["| who | input | threads | output MB | peak RSS above start MB | (RSS peak − output) / output"
+                " | tracemalloc peak MB | (traced − output) / output |",
                 "|---|---|---|---|---|---|---|---|"]
         for m in mem:
             if "error" in m:
                 out.append(f"| {m['label']} | {m['input']} | {m['threads']} | error: {m['error']} |||||")
                 continue
             o, rss, tr = m["out_bytes"], m["rss_peak_bytes"], m["traced_peak_bytes"]
-            out.append(f"| {m['label']} | {m['input']} | {m['threads']} | {o / 1e6:.1f} | {rss / 1e6:.1f} | {(rss - o) / o:.2f} | "
+            out.append(f"| {m['label']} | {m['input']} | {m['threads']} | {o / 1e6:.1f} | {rss / 1e6:.1f}"
+                       f" | {(rss - o) / o:.2f} | "
                        f"{tr / 1e6:.1f} | {(tr - o) / o:.2f} |")
     skipped = sorted({f"{k}: {v}" for r in rows for k, v in r["skipped"].items()})
     if skipped:
@@ -577,20 +607,22 @@ def targets(rows: list[dict[str, Any]], scale: dict[str, dict[str, float]], mem:
             s["hf_pil"] / s["ours"] if "hf_pil" in s else None, lambda v: v >= 4.0)
         add("… vs HF torchvision processor, 1 thread (≥ 1.3×)",
             s["hf_torchvision"] / s["ours"] if "hf_torchvision" in s else None, lambda v: v >= 1.3)
-        add("… time / Pillow decode + Pillow resize floor (≤ 0.6×)", s["ours"] / s["floor_decode_resize"], lambda v: v <= 0.6)
+        add("… time / Pillow decode + Pillow resize floor (≤ 0.6×)", s["ours"] / s["floor_decode_resize"],
+            lambda v: v <= 0.6)
         add("… time / Pillow decode alone (≤ 3.0×)", s["ours"] / s["floor_decode"], lambda v: v <= 3.0)
     eight = row("qwen_vl qwen2_vl pil", "request_8_images")
     if eight:
         p = eight["pool"]
-        add("8-image request, 2-thread throughput / 1 thread (≥ 1.8×)", p["thr_inline"] / p["thr_2"], lambda v: v >= 1.8)
+        add("8-image request, 2-thread throughput / 1 thread (≥ 1.8×)", p["thr_inline"] / p["thr_2"],
+            lambda v: v >= 1.8)
     tv = row("qwen_vl qwen2_vl torchvision", "jpeg_1280x960")
     if tv and "hf_torchvision" in tv["single"]:
         add("backend=torchvision 1280×960, 1 thread vs HF torchvision 1 thread (≥ 1.3×)",
             tv["single"]["hf_torchvision"] / tv["single"]["ours"], lambda v: v >= 1.3)
     large = row("qwen_vl qwen2_5_vl pil", "jpeg_4000x3000")
     if large:
-        add("4000×3000 qwen2_5_vl pil, latency 2 threads / 1 thread (≤ 0.6×)", large["pool"]["lat_2"] / large["pool"]["lat_inline"],
-            lambda v: v <= 0.6)
+        add("4000×3000 qwen2_5_vl pil, latency 2 threads / 1 thread (≤ 0.6×)",
+            large["pool"]["lat_2"] / large["pool"]["lat_inline"], lambda v: v <= 0.6)
     ink = row("inkling default", "jpeg_1280x960")
     if ink:
         s = ink["single"]
@@ -641,12 +673,15 @@ def main() -> None:
         rows += run_case(case, args)
     scale = {}
     for case in cases(args.quick):
-        if case["label"] in ("qwen_vl qwen2_vl pil", "inkling default") and (not args.only or args.only in case["label"]):
+        wanted = not args.only or args.only in case["label"]
+        if case["label"] in ("qwen_vl qwen2_vl pil", "inkling default") and wanted:
             scale[case["label"]] = scaling(case, "jpeg_1280x960", args.passes + 4, args.min_time)
             print(case["label"], "scaling", {k: round(v, 1) for k, v in scale[case["label"]].items()}, flush=True)
     stage = {}
     if not args.only or "qwen2_vl pil" in args.only:
-        stage["qwen2_vl pil, jpeg_1280x960"] = stages_qwen("qwen2_vl_class_defaults", "jpeg_1280x960", args.passes, args.min_time)
+        stage["qwen2_vl pil, jpeg_1280x960"] = stages_qwen(
+            "qwen2_vl_class_defaults", "jpeg_1280x960", args.passes, args.min_time
+        )
     if _inkling_plugin is not None and (not args.only or "inkling" in args.only):
         stage["inkling default, jpeg_1280x960"] = stages_inkling("jpeg_1280x960", args.passes, args.min_time)
     mem = []

@@ -98,7 +98,10 @@ def many_bench(passes: int, latency: float) -> dict[str, float]:
         for k, (a, b) in enumerate(zip(loop, pipe.process_many(reqs))):
             assert_same_output(a, b, f"request {k}")
         ms = interleaved(
-            {"loop of process": lambda: [pipe.process(r) for r in reqs], "process_many": lambda: pipe.process_many(reqs)},
+            {
+                "loop of process": lambda: [pipe.process(r) for r in reqs],
+                "process_many": lambda: pipe.process_many(reqs),
+            },
             passes, 0.0,
         )
         return {**ms, "ratio": ms["loop of process"] / ms["process_many"]}

@@ -136,7 +136,8 @@ def compare(spec: dict[str, Any], data: bytes, path: str) -> tuple[int, str]:
     assert item.aux["video_grid_thw"].array.tolist() == ref["video_grid_thw"][0].tolist(), "video_grid_thw differs"
     g = item.geometry
     frames = g.t * spec["temporal_patch_size"]
-    return frames, f"{list(item.feature.shape)} grid {[g.t, g.h, g.w]} at {item.processed_size[0]}x{item.processed_size[1]}"
+    w, h = item.processed_size
+    return frames, f"{list(item.feature.shape)} grid {[g.t, g.h, g.w]} at {w}x{h}"
 
 
 def probe(job: dict[str, Any]) -> dict[str, Any]:
@@ -193,7 +194,8 @@ def main() -> None:
         print(f"clip: {W}x{H}, {FPS} fps, {FPS * SECONDS} frames, libx264 yuv420p, {len(data) / 1e6:.1f} MB")
         print(f"machine: {json.dumps(bench.machine())}, kernels {kernel_mode()}\n")
         print("| family | frames used | pixel_values_videos | ours (ms) | transformers (ms) | speed-up |"
-              " decode floor (ms) | above the floor: ours / transformers (ms) | ours peak RSS | transformers peak RSS |")
+              " decode floor (ms) | above the floor: ours / transformers (ms) | ours peak RSS |"
+              " transformers peak RSS |")
         print("|---|---|---|---|---|---|---|---|---|---|")
         for family in [f for f in FAMILIES if args.only in f]:
             spec = spec_of(family)
@@ -206,7 +208,9 @@ def main() -> None:
             if not args.no_memory:
                 for kind in ("ours", "transformers"):
                     r = run_probe({"kind": kind, "spec": spec, "path": path})
-                    mem[kind] = r.get("error") or f"{r['peak_bytes'] / 2**20:.0f} MiB (output {r['out_bytes'] / 2**20:.0f} MiB)"
+                    mem[kind] = r.get("error") or (
+                        f"{r['peak_bytes'] / 2**20:.0f} MiB (output {r['out_bytes'] / 2**20:.0f} MiB)"
+                    )
             print(f"| {family} | {frames} of {FPS * SECONDS} | {shape} | {ms['ours']:.0f} | {ms['transformers']:.0f} |"
                   f" {ms['transformers'] / ms['ours']:.2f}× | {ms['floor']:.0f} |"
                   f" {ms['ours'] - ms['floor']:.0f} / {ms['transformers'] - ms['floor']:.0f} |"

@@ -1,10 +1,10 @@
 """mm_framework: multimodal preprocessing for LLM inference serving.
 
-This module is the public API: what a serving engine calls, and (with
-:mod:`mm_framework.kernels` and :mod:`mm_framework.testing`) all a family plugin may
-import. Families are plugins (entry-point group ``mm_framework``); plugin authors write
-``from mm_framework import hookimpl``. The layout of the package is described in
-docs/architecture.md.
+This module is the engine API: what a serving engine calls (pipelines, inputs, outputs,
+errors, limits, fetch policy, cache, presets and spec resolution). Families are plugins
+(entry-point group ``mm_framework``) written against the toolkit, :mod:`mm_framework.plugin`
+(with :mod:`mm_framework.kernels` and :mod:`mm_framework.testing`). The layout of the
+package is described in docs/architecture.md.
 """
 
 from __future__ import annotations
@@ -13,10 +13,7 @@ from typing import Any
 
 from . import plugins as _plugins
 from .cache import CacheStats, FeatureCache
-from .carriers import (
-    Capabilities, ClipHeader, DecodedImage, DecodeOptions, Grid, ImageHeader, ItemOutputs, ItemPlan, ItemTimings, MRope, OutputItem, ProcessedItem, Rope1D,
-    Tensor, Tiles, Timings, VideoFrames,
-)
+from .carriers import Grid, ItemTimings, MRope, OutputItem, Rope1D, Tiles, Timings, VideoFrames
 from .errors import (
     FetchError,
     InternalError,
@@ -29,17 +26,12 @@ from .errors import (
     SpecError,
     UnsupportedError,
 )
-from .hookspecs import hookimpl
-from .layout import Explicit, ExpandedPrompt, Media, Repeat, Text, TokenLayout, apply_layout, layout_by_placeholder
-from .limits import Limits
-from .media import FetchPolicy, content_hash, decode_rgb, take_source
 from .handoff import to_torch
+from .limits import Limits
+from .media.hashing import content_hash
+from .media.policy import FetchPolicy
 from .pipeline import Pipeline, pipeline_from_spec
-from .media.video import VideoClip, decode_clip
-from .media.video_frames import clip_from_frames, select_frames
-from .modality import Modality
 from .request import Image, Item, MmInput, Output, Video
-from .spec_fields import SpecFields
 from .specs import preset, spec_from_arg, spec_from_hf_configs, spec_from_model_dir
 from .chat import Processor
 
@@ -59,12 +51,16 @@ def list_presets() -> dict[str, dict[str, Any]]:
 
 
 __all__ = [
-    "CacheStats", "Capabilities", "Image", "ImageHeader", "ItemOutputs", "Item", "Modality", "Video", "ClipHeader", "VideoClip", "VideoFrames", "DecodeOptions", "DecodedImage", "Explicit", "ExpandedPrompt", "FeatureCache",
-    "FetchError", "FetchPolicy", "Grid", "InternalError", "InvalidInputError", "ItemPlan", "ItemTimings",
-    "LayoutError", "LimitExceededError", "Limits", "MRope", "Media", "MediaError", "MmError", "MmInput", "Output",
-    "OutputItem", "Pipeline", "ProcessedItem", "Repeat", "Rope1D", "SpecError", "SpecFields", "Tensor", "Text",
-    "Tiles", "Timings", "TokenLayout", "UnsupportedError", "apply_layout", "clip_from_frames", "content_hash",
-    "decode_clip", "decode_rgb", "hookimpl", "layout_by_placeholder", "list_families", "list_presets", "pipeline_from_spec", "preset",
-    "select_frames", "spec_from_arg", "spec_from_hf_configs", "spec_from_model_dir", "take_source", "to_torch", "SettingError",
+    # pipelines, inputs and outputs
+    "Pipeline", "pipeline_from_spec", "MmInput", "Item", "Image", "Video", "VideoFrames", "Output", "OutputItem",
+    "Timings", "ItemTimings", "Grid", "Tiles", "Rope1D", "MRope",
+    # errors
+    "MmError", "UnsupportedError", "InvalidInputError", "SpecError", "SettingError", "MediaError", "LayoutError",
+    "LimitExceededError", "FetchError", "InternalError",
+    # limits, fetching, caching
+    "Limits", "FetchPolicy", "FeatureCache", "CacheStats",
+    # presets, families and spec resolution
+    "preset", "list_presets", "list_families", "spec_from_arg", "spec_from_hf_configs", "spec_from_model_dir",
+    "content_hash", "to_torch", "__version__",
     "Processor",
 ]

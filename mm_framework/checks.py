@@ -47,7 +47,9 @@ def check_int(
     return v
 
 
-def check_rgb(arr: Any, what: str = "array", *, contiguous: bool = False, error: type[MmError] = MediaError) -> np.ndarray:
+def check_rgb(
+    arr: Any, what: str = "array", *, contiguous: bool = False, error: type[MmError] = MediaError
+) -> np.ndarray:
     """``arr`` if it is a non-empty ``uint8`` HWC array with 3 channels (C-contiguous if asked).
 
     The channel and contiguity messages are the seed API's (``"expected HWC RGB array

@@ -23,13 +23,15 @@ from typing import Any
 import attrs
 import numpy as np
 
-from . import FeatureCache, __version__, kernels, list_families, picture, pipeline_from_spec, plugins
+from . import __version__, kernels, list_families, picture, plugins
 from .batch.command import add_parser as add_batch_parser
+from .cache import FeatureCache
 from .carriers import MRope
 from .errors import InvalidInputError, MmError
+from .family import bind
 from .media.decode import VIDEO_HINT
 from .media.policy import URL_PREFIXES
-from .pipeline import Pipeline
+from .pipeline import Pipeline, pipeline_from_spec
 from .request import MmInput, Output
 from .request import input_ids_from_arg as _ids
 from .settings import check_environment
@@ -286,10 +288,10 @@ def cmd_plugins(args: argparse.Namespace) -> int:
             print(f"  {note}")
     for f in fams:
         print(f"{f['name']}  ({f['distribution']} {f['version']})".replace(" )", ")"))
-        # Hooks are listed from a built pipeline: a preset's spec, else the family's defaults.
+        # Hooks are listed from a built pipeline's family: a preset's spec, else the family's defaults.
         spec = next((p for p in presets.values() if p["family"] == f["name"]), {"family": f["name"]})
         try:
-            hooks = pipeline_from_spec(spec).hooks.implemented()
+            hooks = bind(pipeline_from_spec(spec).spec).implemented()
         except MmError:
             hooks = None
         if hooks:

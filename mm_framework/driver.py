@@ -18,7 +18,6 @@ failing item index wins; nothing partial is returned.
 
 from __future__ import annotations
 
-import functools
 import json
 import time
 from collections.abc import Mapping, Sequence
@@ -31,7 +30,9 @@ from blake3 import blake3
 from . import par
 from .cache import FeatureCache
 from .carriers import Capabilities, DecodeOptions, ItemPlan, ItemTimings, OutputItem, ProcessedItem, Timings
-from .errors import InternalError, InvalidInputError, LayoutError, LimitExceededError, MmError, SpecError, UnsupportedError
+from .errors import (
+    InternalError, InvalidInputError, LayoutError, LimitExceededError, MmError, SpecError, UnsupportedError,
+)
 from .family import FamilyHooks, bind, hooks_for
 from .layout import apply_layout
 from .limits import Limits
@@ -95,27 +96,21 @@ class Plan:
         unknown = [name for name in item.options if name not in takes]
         if unknown:
             raise SpecError(
-                f"processor option {unknown[0]!r} is not one family {self.hooks.family!r} takes for a "
-                f"{item.modality} item; it takes: {', '.join(sorted(takes)) or 'none'}", item=index,
+                f"processor option {unknown[0]!r} is not one family {self.hooks.family!r} takes for "
+                f"{item.modality} items; it takes: {', '.join(sorted(takes)) or 'none'}", item=index,
             )
         options = {**{k: v for k, v in inp.options.items() if k in takes}, **item.options}
         if not options:
             return self
         fields = {takes[k]: v for k, v in options.items()}
         try:
-            hooks = _hooks_with(json.dumps({**self.spec, **fields}, sort_keys=True))
+            hooks = hooks_for(json.dumps({**self.spec, **fields}, sort_keys=True))
         except TypeError:
             raise SpecError(f"processor options {options!r} are not JSON values", item=index) from None
         except SpecError as e:
             shown = ", ".join(f"{k}={v!r}" for k, v in options.items())
             raise SpecError(f"processor option {shown} for this {item.modality}: {e.cause}", item=index) from None
         return Plan._of(hooks, self.limits, self.cache)
-
-
-@functools.lru_cache(maxsize=64)
-def _hooks_with(spec_json: str) -> FamilyHooks:
-    # Requests repeat a few option sets; the family is built once per distinct spec.
-    return hooks_for(spec_json)
 
 
 def admit(plan: Plan, inp: MmInput) -> None:

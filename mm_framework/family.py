@@ -68,10 +68,16 @@ def bind(spec: Mapping[str, Any]) -> FamilyHooks:
     return FamilyHooks(family, _guarded(family, "its factory", info.factory, params=params), spec)
 
 
-@functools.lru_cache(maxsize=32)
 def hooks_for(spec_json: str) -> FamilyHooks:
     """The facade of a resolved spec given as JSON, shared by everything that asks for it
-    (an unpickled :class:`~.carriers.Output` finding its family again)."""
+    (an unpickled :class:`~.carriers.Output` finding its family again, an item with
+    processor options): built once per spec and plugin registry, so a family registered
+    anew is the one used."""
+    return _bound(spec_json, plugins.generation())
+
+
+@functools.lru_cache(maxsize=64)
+def _bound(spec_json: str, _generation: int) -> FamilyHooks:
     return bind(parse_spec(spec_json))
 
 

@@ -129,7 +129,7 @@ class FamilySpecs:
 
         Called once per item on a worker thread (or inline), after the driver hashed the
         bytes and checked request limits. Must honour ``options.max_pixels`` before
-        decoding pixels. Default: the core Pillow decoder (``mm_framework.decode_rgb``),
+        decoding pixels. Default: the core Pillow decoder (``mm_framework.plugin.decode_rgb``),
         lending its Pillow image when ``options.keep_source``.
         """
 

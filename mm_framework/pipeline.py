@@ -23,7 +23,7 @@ from .cache import FeatureCache
 from .carriers import Capabilities, ClipHeader, DecodeOptions, ImageHeader, ItemPlan
 from .checks import check_int
 from .errors import MmError, SpecError
-from .family import FamilyHooks, parse_spec
+from .family import parse_spec
 from .limits import Limits
 from .media.policy import FetchPolicy, source_label
 from .media.sources import Resolved, resolve_sources, resolve_sources_async
@@ -102,10 +102,6 @@ class Pipeline:
         """Whether :meth:`stored_pixels` works: the family stores uint8 pixels for datasets."""
         return self._plan.hooks.stores_pixels
 
-    @property
-    def hooks(self) -> FamilyHooks:
-        return self._plan.hooks
-
     def _fetch(self, inp: MmInput) -> tuple[list[Resolved], list[float]]:
         driver.admit(self._plan, inp)
         times: list[float] = []
@@ -151,7 +147,7 @@ class Pipeline:
 
     def stored_pixels(self, inp: MmInput, *, tokenize: Tokenize | None = None) -> tuple[Output, list[np.ndarray]]:
         """:meth:`count_tokens` plus each item's uint8 pixels as the family stores them
-        (``mm_stored_pixels``; ``hooks.features_from_pixels`` rebuilds the exact features).
+        (``mm_stored_pixels``; the family's ``mm_features_from_pixels`` rebuilds the exact features).
         ``UnsupportedError`` for families without those hooks."""
         with _naming_sources(inp):
             resolved, times = self._fetch(inp)

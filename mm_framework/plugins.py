@@ -36,6 +36,7 @@ DISABLE_FORMS = "comma-separated entry-point or distribution names not to load"
 _lock = threading.RLock()
 _pm: pluggy.PluginManager | None = None
 _modalities: dict[str, Modality] | None = None  # by name, in registration order; reset on (un)register
+_generation = 0  # bumped on every (un)register
 _hidden: list[tuple[str, str, str]] = []  # (entry point, distribution, the switch that hid it)
 _unmatched: list[tuple[str, str, str]] = []  # (switch, a name in it that nothing installed has, names it could take)
 
@@ -116,8 +117,15 @@ def unregister(name: str) -> None:
 
 
 def _forget_modalities() -> None:
-    global _modalities
+    global _modalities, _generation
     _modalities = None
+    _generation += 1
+
+
+def generation() -> int:
+    """A number that changes whenever an in-process plugin is registered or unregistered,
+    for caches of anything built from the registry."""
+    return _generation
 
 
 def modalities() -> dict[str, Modality]:

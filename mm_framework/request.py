@@ -67,7 +67,7 @@ def _items_of(keyword: str, modality: Any, value: Any) -> list[Item]:
         if isinstance(src, Item):
             if src.modality != modality.name:
                 raise InvalidInputError(
-                    f"{keyword} holds a {src.modality!r} item; pass it with the {src.modality} items"
+                    f"{keyword} holds an item of modality {src.modality!r}; pass it with the {src.modality} items"
                 )
             out.append(src)
         else:

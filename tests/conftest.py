@@ -1,8 +1,6 @@
 from __future__ import annotations
 
 import io
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -11,12 +9,9 @@ from PIL import Image
 import mm_framework as mmf
 from mm_framework import par, plugins
 
-from toy_family import ToyPlugin
+from .toy_family import ToyPlugin
 
 pytest_plugins = ["pytester"]
-
-# Reference helpers of the kernel tests, shared with the seed-API tests up here.
-sys.path.insert(0, str(Path(__file__).parent / "kernels"))
 
 
 def png_bytes(w: int, h: int, seed: int = 0, mode: str = "RGB") -> bytes:

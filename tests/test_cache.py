@@ -13,11 +13,12 @@ import numpy as np
 import pytest
 
 import mm_framework as mmf
+from mm_framework import plugin as mmp
 from mm_framework import par
 from mm_framework.testing import assert_same_output
 
-from conftest import png_bytes
-from toy_family import ToyFamily
+from .conftest import png_bytes
+from .toy_family import ToyFamily
 
 CALLS: Counter[tuple[int, int, int]] = Counter()
 _calls_lock = threading.Lock()
@@ -26,7 +27,7 @@ _calls_lock = threading.Lock()
 class CountingFamily(ToyFamily):
     """The toy family, counting how often each (block, width, height) was processed."""
 
-    @mmf.hookimpl
+    @mmp.hookimpl
     def mm_process_item(self, media):
         with _calls_lock:
             CALLS[(self.block, media.width, media.height)] += 1
@@ -35,7 +36,7 @@ class CountingFamily(ToyFamily):
 
 
 class CountingPlugin:
-    @mmf.hookimpl
+    @mmp.hookimpl
     def mm_register_families(self, register):
         register("counting", CountingFamily)
 
@@ -173,7 +174,8 @@ def test_asyncio_callers_share_the_cache(counting):
     pipe = mmf.pipeline_from_spec(SPEC, cache=cache)
 
     async def main():
-        return await asyncio.gather(*(pipe.process_async(mmf.MmInput(images=[IMAGES[0]], input_ids=[1])) for _ in range(8)))
+        requests = [mmf.MmInput(images=[IMAGES[0]], input_ids=[1]) for _ in range(8)]
+        return await asyncio.gather(*(pipe.process_async(r) for r in requests))
 
     outs = asyncio.run(main())
     assert all(np.array_equal(o.items[0].feature.array, outs[0].items[0].feature.array) for o in outs)

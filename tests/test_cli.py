@@ -12,18 +12,20 @@ import pytest
 from PIL import Image
 
 import mm_framework as mmf
+from mm_framework import plugin as mmp
 from mm_framework.cli import main
-from mm_framework import content_hash
+from mm_framework import content_hash, plugins
 from mm_framework.kernels import native
 
-from conftest import png_bytes
+from .conftest import png_bytes
 
 
 def test_process_prints_summary_and_writes_npz(toy, tmp_path, capsys):
     img = tmp_path / "a.png"
     img.write_bytes(png_bytes(8, 4))
     out = tmp_path / "out.npz"
-    assert main(["process", "--spec", "toy_default", str(img), str(img), "--input-ids", "5,1,6,1", "--out", str(out)]) == 0
+    args = ["process", "--spec", "toy_default", str(img), str(img), "--input-ids", "5,1,6,1", "--out", str(out)]
+    assert main(args) == 0
     text = capsys.readouterr().out
     assert "item 0: image " in text and "8x4 -> 8x4" in text and "Grid(t=1, h=1, w=2)" in text
     assert "tokens 2 at [1, 2]" in text and f"hash {content_hash(img.read_bytes()):#018x}" in text
@@ -107,10 +109,23 @@ def test_tokens_names_the_bad_side(capsys):
     assert "image height must be greater than zero, got 0" in capsys.readouterr().err
 
 
-def test_model_directory_as_spec(tmp_path, capsys):
-    models = os.path.join(os.path.dirname(__file__), "..", "qwen_vl_plugin", "tests", "golden", "models", "qwen2_5_vl_instruct")
-    assert main(["tokens", "640", "480", "--spec", models]) == 0
-    assert int(capsys.readouterr().out) == mmf.pipeline_from_spec(mmf.preset("qwen2_5_vl")).num_media_tokens(640, 480)
+def test_model_directory_as_spec(toy, tmp_path, capsys):
+    class Resolver:
+        @mmp.hookimpl
+        def mm_spec_from_hf_configs(self, config, preprocessor_config):
+            if config.get("model_type") == "toy":
+                return {"family": "toy", "image_token_id": preprocessor_config["image_token_id"]}
+            return None
+
+    (tmp_path / "config.json").write_text('{"model_type": "toy"}')
+    (tmp_path / "preprocessor_config.json").write_text('{"image_token_id": 3}')
+    name = plugins.register(Resolver(), name="toy-resolver")
+    try:
+        assert main(["tokens", "640", "480", "--spec", str(tmp_path)]) == 0
+    finally:
+        plugins.unregister(name)
+    want = mmf.pipeline_from_spec({"family": "toy", "image_token_id": 3}).num_media_tokens(640, 480)
+    assert int(capsys.readouterr().out) == want
 
 
 def test_a_spec_that_would_allocate_too_much_is_refused(capsys):
@@ -178,8 +193,10 @@ def test_broken_pipe_ends_quietly():
 def test_a_filter_that_hides_every_family_says_so():
     proc = _run("plugins", env={"MM_FRAMEWORK_LOAD_PLUGINS": "qwen_vl_plugin"})
     assert "no families installed" in proc.stdout
-    assert "qwen_vl (mm-framework-qwen-vl) is installed but hidden by MM_FRAMEWORK_LOAD_PLUGINS='qwen_vl_plugin'" in proc.stdout
-    assert "MM_FRAMEWORK_LOAD_PLUGINS names 'qwen_vl_plugin', which is neither an installed plugin's entry-point" in proc.stdout
+    hidden = "qwen_vl (mm-framework-qwen-vl) is installed but hidden by MM_FRAMEWORK_LOAD_PLUGINS='qwen_vl_plugin'"
+    assert hidden in proc.stdout
+    named = "MM_FRAMEWORK_LOAD_PLUGINS names 'qwen_vl_plugin', which is neither an installed plugin's entry-point"
+    assert named in proc.stdout
     proc = _run("tokens", "64", "64", env={"MM_FRAMEWORK_LOAD_PLUGINS": "qwen_vl_plugin"})
     assert proc.returncode == 2 and "hidden by MM_FRAMEWORK_LOAD_PLUGINS" in proc.stderr
 
@@ -243,7 +260,8 @@ def test_tokens_json_gives_count_family_and_plan(capsys):
 def test_process_a_video_for_a_family_without_video_says_so_first(tmp_path, capsys):
     _installed("gemma3_4b_it")
     assert main(["process", "--video", str(tmp_path / "clip.mp4"), "--spec", "gemma3_4b_it"]) == 2
-    assert capsys.readouterr().err == "error: UnsupportedError: item 0 (clip.mp4): family 'gemma3' does not take video\n"
+    want = "error: UnsupportedError: item 0 (clip.mp4): family 'gemma3' does not take video\n"
+    assert capsys.readouterr().err == want
     assert main(["process", str(tmp_path / "a.png"), "--video", "clip.mp4", "--spec", "gemma3_4b_it",
                  "--input-ids", "255999"]) == 2
     assert "UnsupportedError: item 1 (clip.mp4): family 'gemma3' does not take video" in capsys.readouterr().err
@@ -272,7 +290,7 @@ def test_default_prompt_of_an_image_and_a_video(tmp_path, capsys):
 
 
 def test_errors_name_the_file_tell_a_clip_to_use_video_and_word_a_bomb(toy, tmp_path, capsys):
-    from test_bad_input import clip, jpeg_bomb
+    from .test_bad_input import clip, jpeg_bomb
 
     good, notes = tmp_path / "a.png", tmp_path / "notes.txt"
     good.write_bytes(png_bytes(8, 4))
@@ -282,7 +300,8 @@ def test_errors_name_the_file_tell_a_clip_to_use_video_and_word_a_bomb(toy, tmp_
     movie = tmp_path / "m.mp4"
     movie.write_bytes(clip())
     assert main(["process", "--spec", "toy_default", str(movie), "--input-ids", "1"]) == 2
-    assert "item 0 (m.mp4): image decode: not an image but a video (MP4): pass it with --video" in capsys.readouterr().err
+    want = "item 0 (m.mp4): image decode: not an image but a video (MP4): pass it with --video"
+    assert want in capsys.readouterr().err
     bomb = tmp_path / "bomb.jpg"
     bomb.write_bytes(jpeg_bomb())
     assert main(["process", "--spec", "toy_default", str(bomb), "--input-ids", "1"]) == 2

@@ -14,7 +14,7 @@ from mm_framework.errors import InvalidInputError, MediaError, MmError, SpecErro
 
 # ----- scaled_dims --------------------------------------------------------------------
 
-from kernel_refs import SCALED_DIMS_PINS as PINS  # noqa: E402
+from .kernels.kernel_refs import SCALED_DIMS_PINS as PINS  # noqa: E402
 
 
 @pytest.mark.parametrize("args,want", PINS, ids=[str(a) for a, _ in PINS])
@@ -83,7 +83,9 @@ def rand_rgb(h: int, w: int, seed: int = 0) -> np.ndarray:
 @pytest.mark.parametrize(
     "resample,pil_filter", [("pil_lanczos", Image.Resampling.LANCZOS), ("pil_bicubic", Image.Resampling.BICUBIC)]
 )
-@pytest.mark.parametrize("src,dst", [((37, 53), (74, 106)), ((100, 100), (173, 173)), ((256, 256), (100, 100)), ((1, 1), (2, 2))])
+@pytest.mark.parametrize(
+    "src,dst", [((37, 53), (74, 106)), ((100, 100), (173, 173)), ((256, 256), (100, 100)), ((1, 1), (2, 2))]
+)
 def test_resize_rgb_equals_pillow(resample, pil_filter, src, dst):
     arr = rand_rgb(*src, seed=src[0])
     out = common.resize_rgb(arr, dst[1], dst[0], resample)

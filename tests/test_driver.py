@@ -15,10 +15,12 @@ import pytest
 from PIL import Image
 
 import mm_framework as mmf
+from mm_framework import plugin as mmp
 from mm_framework import par
 from mm_framework import content_hash
+from mm_framework.family import bind
 
-from conftest import png_bytes
+from .conftest import png_bytes
 
 
 def run(pipe, images, ids=None, **kw):
@@ -222,7 +224,8 @@ def test_process_async_matches_sync(toy_pipe):
                 await asyncio.sleep(0)
 
         t = asyncio.create_task(ticker())
-        outs = await asyncio.gather(*[toy_pipe.process_async(mmf.MmInput(images=imgs, input_ids=[1, 1])) for _ in range(4)])
+        requests = [mmf.MmInput(images=imgs, input_ids=[1, 1]) for _ in range(4)]
+        outs = await asyncio.gather(*[toy_pipe.process_async(r) for r in requests])
         t.cancel()
         return outs, ticks
 
@@ -239,7 +242,8 @@ def test_process_async_matches_sync(toy_pipe):
 def test_family_id_range_enforced(toy, bad, k):
     pipe = mmf.pipeline_from_spec({"family": "toy", "int32_ids": True})
     assert run(pipe, [png_bytes(4, 4)], [0, 1, 2**31 - 1]).input_ids.tolist() == [0, 1, 2**31 - 1]
-    with pytest.raises(mmf.InvalidInputError, match=rf"input_ids\[{k}\] = {bad[k]} is outside this family's id range \[0, 2147483647\]"):
+    match = rf"input_ids\[{k}\] = {bad[k]} is outside this family's id range \[0, 2147483647\]"
+    with pytest.raises(mmf.InvalidInputError, match=match):
         run(pipe, [png_bytes(4, 4)], bad)
     # Families without a declared range take any int64 (negative protocol placeholders).
     assert run(mmf.pipeline_from_spec({"family": "toy"}), [png_bytes(4, 4)], [-3, 1]).input_ids.tolist() == [-3, 1]
@@ -278,8 +282,8 @@ def test_alpha_options(toy):
     Image.fromarray(arr, "RGBA").save(buf, "PNG")
     from mm_framework.media.decode import decode_rgb
 
-    drop = decode_rgb(buf.getvalue(), mmf.DecodeOptions(alpha="drop"))
-    comp = decode_rgb(buf.getvalue(), mmf.DecodeOptions(alpha="composite"))
+    drop = decode_rgb(buf.getvalue(), mmp.DecodeOptions(alpha="drop"))
+    comp = decode_rgb(buf.getvalue(), mmp.DecodeOptions(alpha="composite"))
     assert drop.rgb[0, 0].tolist() == [200, 0, 0]
     assert comp.rgb[0, 0].tolist() == [255, 255, 255]
 
@@ -289,4 +293,4 @@ def test_stored_pixels_need_the_optional_hooks(toy_pipe):
     with pytest.raises(mmf.UnsupportedError, match="family 'toy' does not implement mm_stored_pixels"):
         toy_pipe.stored_pixels(inp)
     with pytest.raises(mmf.UnsupportedError, match="does not implement mm_features_from_pixels"):
-        toy_pipe.hooks.features_from_pixels(np.zeros((2, 2, 3), np.uint8))
+        bind(toy_pipe.spec).features_from_pixels(np.zeros((2, 2, 3), np.uint8))

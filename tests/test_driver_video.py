@@ -10,9 +10,10 @@ import pytest
 from PIL import Image
 
 import mm_framework as mmf
+from mm_framework import plugin as mmp
 from mm_framework.testing import assert_same_output
 
-from conftest import png_bytes
+from .conftest import png_bytes
 
 IMG_ID, VID_ID = 1, 2
 RNG = np.random.default_rng(5)
@@ -26,30 +27,30 @@ class ToyVideoFamily:
     def __init__(self, params):
         self.params = params
 
-    @mmf.hookimpl
+    @mmp.hookimpl
     def mm_capabilities(self):
         named = {"image": IMG_ID} if self.params.get("images_named_only") else {"image": IMG_ID, "video": VID_ID}
-        return mmf.Capabilities(modalities=("image", "video"), placeholders=named)
+        return mmp.Capabilities(modalities=("image", "video"), placeholders=named)
 
-    @mmf.hookimpl
+    @mmp.hookimpl
     def mm_sample_frames(self, header):
         return list(range(0, header.total_frames, 2))
 
-    @mmf.hookimpl
+    @mmp.hookimpl
     def mm_process_item(self, media):
-        if isinstance(media, mmf.VideoClip):
+        if isinstance(media, mmp.VideoClip):
             feat = media.frames.reshape(media.num_frames, -1, 3).mean(axis=1)
-            return mmf.ProcessedItem(mmf.Tensor.f32(feat), geometry=mmf.Grid(media.num_frames, 1, 1),
+            return mmp.ProcessedItem(mmp.Tensor.f32(feat), geometry=mmf.Grid(media.num_frames, 1, 1),
                                      size=(media.width, media.height))
-        return mmf.ProcessedItem(mmf.Tensor.f32(media.rgb.reshape(-1, 3).mean(axis=0, keepdims=True)),
+        return mmp.ProcessedItem(mmp.Tensor.f32(media.rgb.reshape(-1, 3).mean(axis=0, keepdims=True)),
                                  geometry=mmf.Grid(1, 1, 1), size=(media.width, media.height))
 
-    @mmf.hookimpl
+    @mmp.hookimpl
     def mm_plan_item(self, header):
-        t = len(range(0, header.total_frames, 2)) if isinstance(header, mmf.ClipHeader) else 1
-        return mmf.ItemPlan(mmf.Grid(t, 1, 1), (header.width, header.height))
+        t = len(range(0, header.total_frames, 2)) if isinstance(header, mmp.ClipHeader) else 1
+        return mmp.ItemPlan(mmf.Grid(t, 1, 1), (header.width, header.height))
 
-    @mmf.hookimpl
+    @mmp.hookimpl
     def mm_layout(self, input_ids, geometries, modalities):
         # The k-th placeholder of a modality is that modality's k-th item.
         segments, text_start = [], 0
@@ -62,16 +63,16 @@ class ToyVideoFamily:
                 raise mmf.LayoutError(f"more {kind} placeholders than {kind}s")
             item = queues[kind].pop(0)
             if pos > text_start:
-                segments.append(mmf.Text(text_start, pos))
-            segments.append(mmf.Media(item, mmf.Repeat(tok, geometries[item].t)))
+                segments.append(mmp.Text(text_start, pos))
+            segments.append(mmp.Media(item, mmp.Repeat(tok, geometries[item].t)))
             text_start = pos + 1
         if text_start < len(input_ids):
-            segments.append(mmf.Text(text_start, len(input_ids)))
-        return mmf.TokenLayout(segments)
+            segments.append(mmp.Text(text_start, len(input_ids)))
+        return mmp.TokenLayout(segments)
 
 
 class ToyVideoPlugin:
-    @mmf.hookimpl
+    @mmp.hookimpl
     def mm_register_families(self, register):
         register("toyvid", ToyVideoFamily)
 
@@ -100,7 +101,8 @@ def encode_clip(frames: np.ndarray, fps: int = 10) -> bytes:
 
 
 def test_family_without_video_rejects_a_video_before_any_io(toy_pipe):
-    with pytest.raises(mmf.UnsupportedError, match=r"item 1 \(https://unreachable.invalid/x.mp4\): family 'toy' does not take video") as e:
+    match = r"item 1 \(https://unreachable.invalid/x.mp4\): family 'toy' does not take video"
+    with pytest.raises(mmf.UnsupportedError, match=match) as e:
         toy_pipe.process(mmf.MmInput(images=[png_bytes(4, 4)], videos=["https://unreachable.invalid/x.mp4"],
                                      input_ids=[1]))
     assert e.value.item == 1

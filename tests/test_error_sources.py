@@ -14,7 +14,7 @@ import mm_framework as mmf
 from mm_framework.cli import main
 from mm_framework.media.policy import source_label
 
-from conftest import png_bytes
+from .conftest import png_bytes
 
 NOT_AN_IMAGE = b"just some text\n"
 

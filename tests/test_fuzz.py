@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from PIL import Image
 
 import mm_framework as mmf
+from mm_framework import plugin as mmp
 from mm_framework import media
 from mm_framework.media.decode import decode_rgb
 
@@ -50,7 +51,7 @@ def mutated_images(draw):
 @given(mutated_images())
 def test_decode_mutated_images(data):
     try:
-        out = decode_rgb(data, mmf.DecodeOptions(max_pixels=1 << 24))
+        out = decode_rgb(data, mmp.DecodeOptions(max_pixels=1 << 24))
     except (mmf.MediaError, mmf.LimitExceededError):
         return
     assert out.rgb.dtype == np.uint8 and out.rgb.ndim == 3 and out.rgb.shape[2] == 3

@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 import mm_framework as mmf
+from mm_framework import plugin as mmp
 
-from conftest import png_bytes
+from .conftest import png_bytes
 
 
 def test_without_torch_the_error_names_the_package(monkeypatch, toy_pipe):
@@ -24,10 +25,10 @@ def test_without_torch_the_error_names_the_package(monkeypatch, toy_pipe):
 @pytest.mark.torch_parity
 def test_tensors_share_memory_and_bf16_is_viewed():
     torch = pytest.importorskip("torch")
-    f32 = mmf.Tensor.f32(np.arange(6, dtype=np.float32).reshape(2, 3))
+    f32 = mmp.Tensor.f32(np.arange(6, dtype=np.float32).reshape(2, 3))
     t = f32.to_torch()
     assert t.dtype == torch.float32 and t.data_ptr() == f32.array.ctypes.data and t.is_contiguous()
-    bits = mmf.Tensor.bf16(np.array([0x3F80, 0xBFE7], dtype=np.uint16))
+    bits = mmp.Tensor.bf16(np.array([0x3F80, 0xBFE7], dtype=np.uint16))
     b = bits.to_torch()
     assert b.dtype == torch.bfloat16 and b.data_ptr() == bits.array.ctypes.data
     assert b.float().tolist() == [1.0, float(torch.tensor(-1.8046875))]

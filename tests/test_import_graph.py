@@ -26,6 +26,8 @@ above can reach ``media/`` or ``kernels/`` through one.
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -134,7 +136,7 @@ def test_the_graph_sees_lazy_relative_and_package_imports():
     edges = {(a, b) for a, b, _ in import_graph()}
     assert ("mm_framework.carriers", "mm_framework.handoff") in edges  # inside Tensor.to_torch
     assert ("mm_framework.driver", "mm_framework.family") in edges  # from .family import ...
-    assert ("mm_framework.cli", "mm_framework") in edges  # from . import FeatureCache, ...
+    assert ("mm_framework.cli", "mm_framework") in edges  # from . import __version__, ...
     assert ("mm_framework.media.sources", "mm_framework.media.policy") in edges
     assert ("mm_framework.kernels.native", "mm_framework.kernels._native") in edges  # the C extension
 
@@ -161,3 +163,15 @@ def test_what_the_low_layers_may_import_imports_only_the_base():
     allowed = BASE.union(*BELOW.values())
     outside = [(a, b, line) for a, b, line in import_graph() if a in allowed and b not in BASE]
     assert not outside, _shown(outside)
+
+
+def test_the_two_public_levels_import_without_a_cycle():
+    """``mm_framework`` and ``mm_framework.plugin`` each import cleanly first, in a fresh process, and
+    neither takes from the other: both import the defining modules."""
+    for first in ("mm_framework", "mm_framework.plugin"):
+        code = f"import {first}, mm_framework, mm_framework.plugin"
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0, proc.stderr
+    edges = {(a, b) for a, b, _ in import_graph()}
+    assert ("mm_framework.plugin", "mm_framework") not in edges
+    assert ("mm_framework", "mm_framework.plugin") not in edges

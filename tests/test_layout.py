@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mm_framework import Explicit, LayoutError, Media, Repeat, Text, TokenLayout, apply_layout, layout_by_placeholder
+from mm_framework import LayoutError
+from mm_framework.plugin import Explicit, Media, Repeat, Text, TokenLayout, apply_layout, layout_by_placeholder
 
 PAD = 1
 
@@ -125,7 +126,8 @@ def test_segments_are_validated_at_construction():
 def test_media_may_replace_its_neighbours_too():
     # A tokenizer that merges the expansion with the token before it ("\n" + "\n\n" -> "\n\n\n"):
     # the item replaces both source tokens and its pattern carries the merged one.
-    ids, offsets = expand([7, 10, 1, 9], [Text(0, 1), Media(0, Explicit([12, 90, 5, 5, 91], 2, 4), span=2), Text(3, 4)], 1)
+    segments = [Text(0, 1), Media(0, Explicit([12, 90, 5, 5, 91], 2, 4), span=2), Text(3, 4)]
+    ids, offsets = expand([7, 10, 1, 9], segments, 1)
     assert ids == [7, 12, 90, 5, 5, 91, 9] and offsets == [(3, 4)]
     ids, _ = expand([1, 10, 10], [Media(0, Repeat(5, 2), span=3)], 1)
     assert ids == [5, 5]

@@ -10,7 +10,7 @@ import pytest
 import mm_framework as mmf
 from mm_framework.testing import assert_same_output
 
-from conftest import png_bytes
+from .conftest import png_bytes
 
 GOOD = [png_bytes(8 + 4 * k, 12, seed=k) for k in range(6)]
 

@@ -13,6 +13,7 @@ import pytest
 from blake3 import blake3
 
 import mm_framework as mmf
+from mm_framework import plugin as mmp
 from mm_framework import plugins
 from mm_framework.arrow import process_table
 
@@ -39,7 +40,7 @@ class TakenSignal:
     hash: int
 
 
-class SignalModality(mmf.Modality):
+class SignalModality(mmp.Modality):
     name, keyword = "signal", "signals"
     decoded_forms = "a float32 1-D numpy array"
 
@@ -85,7 +86,7 @@ class SignalModality(mmf.Modality):
 
 
 class SignalModalityPlugin:
-    @mmf.hookimpl
+    @mmp.hookimpl
     def mm_register_modalities(self, register):
         register(SignalModality(max_samples=64))
 
@@ -98,22 +99,22 @@ class SignalFamily:
     def __init__(self, params):
         self.chunk = params.get("chunk", 4)
 
-    @mmf.hookimpl
+    @mmp.hookimpl
     def mm_capabilities(self):
-        return mmf.Capabilities(
+        return mmp.Capabilities(
             modalities=("image", "signal"), placeholders={"image": IMG_ID, "signal": SIG_ID},
             item_options={"signal": {"chunk": "chunk"}},
-            outputs={"signal": mmf.ItemOutputs("f32", {"chunks": ("i64", (1,))}),
-                     "image": mmf.ItemOutputs("f32", {"chunks": ("i64", (1,))})},
+            outputs={"signal": mmp.ItemOutputs("f32", {"chunks": ("i64", (1,))}),
+                     "image": mmp.ItemOutputs("f32", {"chunks": ("i64", (1,))})},
         )
 
-    @mmf.hookimpl
+    @mmp.hookimpl
     def mm_plan_item(self, header):
         if isinstance(header, SignalHeader):
-            return mmf.ItemPlan(mmf.Grid(1, 1, -(-header.samples // self.chunk)), None)
-        return mmf.ItemPlan(mmf.Grid(1, 1, 1), (header.width, header.height))
+            return mmp.ItemPlan(mmf.Grid(1, 1, -(-header.samples // self.chunk)), None)
+        return mmp.ItemPlan(mmf.Grid(1, 1, 1), (header.width, header.height))
 
-    @mmf.hookimpl
+    @mmp.hookimpl
     def mm_process_item(self, media):
         type(self).calls += 1
         if isinstance(media, np.ndarray):
@@ -121,12 +122,12 @@ class SignalFamily:
             padded = np.zeros(n * self.chunk, np.float32)
             padded[: len(media)] = media
             feature = padded.reshape(n, self.chunk).mean(axis=1, keepdims=True)
-            return mmf.ProcessedItem(mmf.Tensor.f32(feature), {"chunks": mmf.Tensor.i64([n])}, mmf.Grid(1, 1, n))
+            return mmp.ProcessedItem(mmp.Tensor.f32(feature), {"chunks": mmp.Tensor.i64([n])}, mmf.Grid(1, 1, n))
         mean = media.rgb.reshape(-1, 3).mean(axis=0, keepdims=True).astype(np.float32)
-        return mmf.ProcessedItem(mmf.Tensor.f32(mean), {"chunks": mmf.Tensor.i64([1])}, mmf.Grid(1, 1, 1),
+        return mmp.ProcessedItem(mmp.Tensor.f32(mean), {"chunks": mmp.Tensor.i64([1])}, mmf.Grid(1, 1, 1),
                                  size=(media.width, media.height))
 
-    @mmf.hookimpl
+    @mmp.hookimpl
     def mm_layout(self, input_ids, geometries, modalities):
         segments, start = [], 0
         queues = {m: [i for i, mm in enumerate(modalities) if mm == m] for m in ("image", "signal")}
@@ -137,15 +138,15 @@ class SignalFamily:
             if not queues[kind]:
                 raise mmf.LayoutError(f"more {kind} placeholders than {kind} items")
             i = queues[kind].pop(0)
-            segments += [mmf.Text(start, pos), mmf.Media(i, mmf.Repeat(tok, geometries[i].w))]
+            segments += [mmp.Text(start, pos), mmp.Media(i, mmp.Repeat(tok, geometries[i].w))]
             start = pos + 1
         if any(queues.values()):
             raise mmf.LayoutError("fewer placeholders than items")
-        return mmf.TokenLayout([*segments, mmf.Text(start, len(input_ids))])
+        return mmp.TokenLayout([*segments, mmp.Text(start, len(input_ids))])
 
 
 class SignalFamilyPlugin:
-    @mmf.hookimpl
+    @mmp.hookimpl
     def mm_register_families(self, register):
         register("toysig", SignalFamily)
 

@@ -10,7 +10,7 @@ import mm_framework as mmf
 from mm_framework import picture
 from mm_framework.cli import main
 
-from conftest import png_bytes
+from .conftest import png_bytes
 
 
 def _red_columns(img: np.ndarray, rows: slice) -> set[int]:
@@ -45,7 +45,8 @@ def test_intern_vl_shows_its_tiles(tmp_path):
         pytest.skip("intern_vl is not installed")
     img = tmp_path / "wide.png"
     img.write_bytes(png_bytes(640, 480))
-    out = mmf.pipeline_from_spec(mmf.preset("internvl2_5_8b")).process(mmf.MmInput(images=[img.read_bytes()], input_ids=[92546]))
+    pipe = mmf.pipeline_from_spec(mmf.preset("internvl2_5_8b"))
+    out = pipe.process(mmf.MmInput(images=[img.read_bytes()], input_ids=[92546]))
     item = out.items[0]
     assert item.geometry == mmf.Tiles(13) and item.processed_size == (4 * 448, 3 * 448)
     lines = picture.grid_lines(item, out.offsets[0][1] - out.offsets[0][0] + 1, 1024 / (4 * 448))
@@ -58,7 +59,8 @@ def test_several_items_make_one_contact_sheet(toy, tmp_path):
     a, b = tmp_path / "a.png", tmp_path / "b.png"
     a.write_bytes(png_bytes(40, 20))
     b.write_bytes(png_bytes(24, 24))
-    assert main(["inspect", "--spec", "toy_default", str(a), str(b), "--input-ids", "1,1", "--out", str(tmp_path / "s.png")]) == 0
+    args = ["inspect", "--spec", "toy_default", str(a), str(b), "--input-ids", "1,1", "--out", str(tmp_path / "s.png")]
+    assert main(args) == 0
     sheet = Image.open(tmp_path / "s.png")
     panel = 2 * picture.CAPTION_LINE + 4
     assert sheet.size == (360, 20 + panel + 8 + 24 + panel)

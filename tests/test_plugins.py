@@ -12,9 +12,11 @@ from pathlib import Path
 import pytest
 
 import mm_framework as mmf
+from mm_framework import plugin as mmp
 from mm_framework import plugins
+from mm_framework.family import bind
 
-from toy_family import ToyFamily
+from .toy_family import ToyFamily
 
 TOY_DIST = Path(__file__).parent / "toy_dist"
 
@@ -73,7 +75,8 @@ def test_load_and_disable_switches(toy_site):
 
 def test_cli_lists_entry_point_plugin(toy_site):
     env = {k: v for k, v in os.environ.items() if not k.startswith("MM_FRAMEWORK_")}
-    env["PYTHONPATH"] = str(toy_site)
+    # As run_py: the toy site first, then the caller's path (the tree under test and its families).
+    env["PYTHONPATH"] = os.pathsep.join([str(toy_site), env.get("PYTHONPATH", "")])
     proc = subprocess.run(
         [sys.executable, "-m", "mm_framework", "plugins"], capture_output=True, text=True, env=env, timeout=60
     )
@@ -83,7 +86,7 @@ def test_cli_lists_entry_point_plugin(toy_site):
 
 
 class Dup:
-    @mmf.hookimpl
+    @mmp.hookimpl
     def mm_register_families(self, register):
         register("toy", ToyFamily)
 
@@ -91,7 +94,8 @@ class Dup:
 def test_duplicate_family_names_name_both(toy):
     plugins.register(Dup(), name="dup")
     try:
-        with pytest.raises(mmf.SpecError, match=r"family 'toy' is registered twice: by <in-process plugin .*> and by <in-process plugin .*>"):
+        match = r"family 'toy' is registered twice: by <in-process plugin .*> and by <in-process plugin .*>"
+        with pytest.raises(mmf.SpecError, match=match):
             mmf.pipeline_from_spec({"family": "toy"})
     finally:
         plugins.unregister("dup")
@@ -101,13 +105,13 @@ class Misspelt:
     def __init__(self, params):
         pass
 
-    @mmf.hookimpl
+    @mmp.hookimpl
     def mm_proces_item(self, media):  # the typo is the point
         raise AssertionError
 
 
 class MisspeltPlugin:
-    @mmf.hookimpl
+    @mmp.hookimpl
     def mm_register_families(self, register):
         register("misspelt", Misspelt)
 
@@ -123,7 +127,7 @@ def test_misspelt_hook_fails_at_build():
 
 def test_misspelt_discovery_hook_fails_at_registration():
     class Bad:
-        @mmf.hookimpl
+        @mmp.hookimpl
         def mm_register_familes(self, register):
             pass
 
@@ -159,14 +163,14 @@ def test_presets_and_family_listing(toy):
 
 
 def test_family_hooks_listing(toy_pipe):
-    assert toy_pipe.hooks.implemented() == [
+    assert bind(toy_pipe.spec).implemented() == [
         "mm_capabilities", "mm_layout", "mm_plan_item", "mm_positions", "mm_process_item",
     ]
 
 
 def test_factory_crash_is_internal_error():
     class Crashy:
-        @mmf.hookimpl
+        @mmp.hookimpl
         def mm_register_families(self, register):
             register("crashy", lambda params: 1 / 0)
 
@@ -186,11 +190,12 @@ def test_no_family_for_hf_config():
 def test_family_without_a_required_hook_is_refused_when_built(toy_site):
     out = run_py(toy_site, """
         import json, mm_framework as mmf
+        from mm_framework import plugin as mmp
         import mm_toy_family
         class NoPlan(mm_toy_family.OneToken):
             mm_plan_item = None
         class P:
-            @mmf.hookimpl
+            @mmp.hookimpl
             def mm_register_families(self, register):
                 register("noplan", NoPlan)
         mmf.plugins.register(P(), name="p")
@@ -208,7 +213,7 @@ def test_video_preprocessor_config_reaches_the_resolver(tmp_path):
     seen = []
 
     class Resolver:
-        @mmf.hookimpl
+        @mmp.hookimpl
         def mm_spec_from_hf_configs(self, config, preprocessor_config, video_preprocessor_config):
             if config.get("model_type") != "vidtoy":
                 return None
@@ -238,7 +243,7 @@ def test_spec_from_arg_reads_every_form_a_command_takes(toy, tmp_path):
     directory, a JSON file or inline JSON; anything else is a SpecError listing the presets."""
 
     class Resolver:
-        @mmf.hookimpl
+        @mmp.hookimpl
         def mm_spec_from_hf_configs(self, config, preprocessor_config):
             if config["model_type"] != "dirtoy":
                 return None

@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 import mm_framework as mmf
+from mm_framework import plugin as mmp
 
-from conftest import png_bytes
+from .conftest import png_bytes
 
 IMG = png_bytes(8, 8)
 IDS = [5, 1, 6]
@@ -60,7 +61,8 @@ def test_bad_tokenizer_results_say_what_was_received(toy_pipe, tokenize, match):
 
 
 def test_placeholder_mismatch_names_the_id_it_looked_for(toy_pipe):
-    with pytest.raises(mmf.LayoutError, match=r"prompt has 0 media placeholder\(s\) but 1 media item\(s\) \(placeholder id 1\)"):
+    match = r"prompt has 0 media placeholder\(s\) but 1 media item\(s\) \(placeholder id 1\)"
+    with pytest.raises(mmf.LayoutError, match=match):
         toy_pipe.process(mmf.MmInput(images=[IMG], input_ids=[5, 6]))
 
 
@@ -109,4 +111,4 @@ def test_text_whose_placeholder_the_tokenizer_split_says_so(toy):
 ])
 def test_capabilities_check_placeholder_texts(texts, match):
     with pytest.raises(mmf.InternalError, match=match):
-        mmf.Capabilities(placeholders={"image": 1}, placeholder_texts=texts)
+        mmp.Capabilities(placeholders={"image": 1}, placeholder_texts=texts)

@@ -11,7 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import mm_framework as mmf
-from mm_framework import Explicit, LayoutError, Media, Repeat, Text, TokenLayout, apply_layout, layout_by_placeholder
+from mm_framework import LayoutError
+from mm_framework.plugin import Explicit, Media, Repeat, Text, TokenLayout, apply_layout, layout_by_placeholder
 from mm_framework.kernels import scaled_dims, smart_resize
 
 PAD = 1

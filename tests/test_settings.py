@@ -13,7 +13,7 @@ import mm_framework as mmf
 from mm_framework import par, settings
 from mm_framework.kernels import native
 
-from conftest import png_bytes
+from .conftest import png_bytes
 
 SPEC = {"family": "toy", "image_token_id": 1}
 PROXY_FORMS = (

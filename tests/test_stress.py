@@ -108,7 +108,8 @@ def build_video_requests(spec, n=160, seed=11):
     if importlib.util.find_spec("av") is not None:
         good.append(encoded_clip(frames[2]))
     bad = [b"not a clip", frames[0].astype(np.float32), np.zeros((40, 8, 8, 3), np.uint8), frames[0][:1]]
-    images = [sample_image(w, h, fmt, s) for s, (w, h, fmt) in enumerate([(32, 24, "PNG"), (64, 48, "JPEG"), (50, 90, "PNG")])]
+    sizes = [(32, 24, "PNG"), (64, 48, "JPEG"), (50, 90, "PNG")]
+    images = [sample_image(w, h, fmt, s) for s, (w, h, fmt) in enumerate(sizes)]
     requests = []
     for _ in range(n):
         kinds = rng.sample(["image", "video", "image", "video"], rng.choice([1, 2, 3]))

@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 
-import mm_framework as mmf
-from mm_framework.errors import SpecError
+from mm_framework import plugin as mmp
+from mm_framework.plugin import SpecError
 
 FIELDS = {"image_token_id": int, "block": int, "layout": str, "fail_on_width": int, "mrope": bool, "int32_ids": bool,
           "placeholder_text": str, "unnamed": bool}
@@ -34,20 +34,20 @@ class ToyFamily:
         self.placeholder_text = params.get("placeholder_text")
         self.unnamed = params.get("unnamed", False)
 
-    @mmf.hookimpl
+    @mmp.hookimpl
     def mm_capabilities(self):
         # The toy names its placeholder (default prompts, token counts) unless told not to;
         # with a placeholder text it also names that text (text checks).
         named = {} if self.unnamed else {"image": self.token}
         texts = {} if self.placeholder_text is None else {"image": self.placeholder_text}
-        return mmf.Capabilities(id_range=(0, 2**31 - 1) if self.int32_ids else None, placeholders=named,
+        return mmp.Capabilities(id_range=(0, 2**31 - 1) if self.int32_ids else None, placeholders=named,
                                 placeholder_texts=texts)
 
     def grid(self, width: int, height: int) -> tuple[int, int]:
         return max(1, height // self.block), max(1, width // self.block)
 
-    @mmf.hookimpl
-    def mm_process_item(self, media: mmf.DecodedImage) -> mmf.ProcessedItem:
+    @mmp.hookimpl
+    def mm_process_item(self, media: mmp.DecodedImage) -> mmp.ProcessedItem:
         if media.width == self.fail_on_width:
             raise RuntimeError("toy family exploded")
         gh, gw = self.grid(media.width, media.height)
@@ -57,46 +57,46 @@ class ToyFamily:
             feat = crop.reshape(-1, 3).mean(axis=0, keepdims=True)
         else:
             feat = crop.reshape(gh, b, gw, b, 3).mean(axis=(1, 3)).reshape(gh * gw, 3)
-        return mmf.ProcessedItem(
-            feature=mmf.Tensor.f32(feat),
-            aux={"grid": mmf.Tensor.i64([1, gh, gw])},
-            geometry=mmf.Grid(1, gh, gw),
+        return mmp.ProcessedItem(
+            feature=mmp.Tensor.f32(feat),
+            aux={"grid": mmp.Tensor.i64([1, gh, gw])},
+            geometry=mmp.Grid(1, gh, gw),
             size=(media.width, media.height),
         )
 
-    @mmf.hookimpl
+    @mmp.hookimpl
     def mm_layout(self, input_ids, geometries):
         counts = [g.h * g.w for g in geometries]
         if self.layout_kind == "placeholder":
-            return mmf.layout_by_placeholder(input_ids, self.token, counts)
+            return mmp.layout_by_placeholder(input_ids, self.token, counts)
         if self.layout_kind == "drop_tail":
-            full = mmf.layout_by_placeholder(input_ids, self.token, counts)
-            return mmf.TokenLayout(full.segments[:-1])
+            full = mmp.layout_by_placeholder(input_ids, self.token, counts)
+            return mmp.TokenLayout(full.segments[:-1])
         if self.layout_kind == "zero":
-            return mmf.layout_by_placeholder(input_ids, self.token, [0] * len(counts))
+            return mmp.layout_by_placeholder(input_ids, self.token, [0] * len(counts))
         if self.layout_kind == "not_a_layout":
             return ["nope"]
         raise AssertionError(self.layout_kind)
 
-    @mmf.hookimpl
+    @mmp.hookimpl
     def mm_positions(self, input_len, offsets, geometries):
         if not self.mrope:
             return None  # fall through to the default Rope1D
         # Sequential ids on all three rows: the core only carries an MRope, the math is a family's.
-        return mmf.MRope(np.tile(np.arange(input_len, dtype=np.int64), (3, 1)), 0)
+        return mmp.MRope(np.tile(np.arange(input_len, dtype=np.int64), (3, 1)), 0)
 
-    @mmf.hookimpl
-    def mm_plan_item(self, header: mmf.ImageHeader) -> mmf.ItemPlan:
-        return mmf.ItemPlan(mmf.Grid(1, *self.grid(header.width, header.height)), (header.width, header.height))
+    @mmp.hookimpl
+    def mm_plan_item(self, header: mmp.ImageHeader) -> mmp.ItemPlan:
+        return mmp.ItemPlan(mmp.Grid(1, *self.grid(header.width, header.height)), (header.width, header.height))
 
 
 class ToyPlugin:
     """Discovery plugin announcing the toy family."""
 
-    @mmf.hookimpl
+    @mmp.hookimpl
     def mm_register_families(self, register):
         register("toy", ToyFamily)
 
-    @mmf.hookimpl
+    @mmp.hookimpl
     def mm_register_presets(self, register):
         register("toy_default", {"family": "toy", "image_token_id": 1})

@@ -21,7 +21,8 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from mm_framework import InvalidInputError, LimitExceededError, MmError, content_hash, decode_rgb
+from mm_framework import content_hash
+from mm_framework.plugin import InvalidInputError, LimitExceededError, MmError, decode_rgb
 from mm_framework.kernels import check_rgb, resize_rgb, scaled_dims, try_map
 
 from .params import MAX_PIXELS, check_params, check_patch_size

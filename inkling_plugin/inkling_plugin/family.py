@@ -31,7 +31,7 @@ Per item: decode (alpha dropped, no EXIF orientation: the core defaults, as the 
 
 A rescale past the core's default pixel limit (only reachable with a
 large ``rescale_frac`` and no cap) is a ``LimitExceededError``, from
-``mm_num_media_tokens`` too, so the two never disagree.
+``mm_plan_item`` too (token counts), so the two never disagree.
 """
 
 from __future__ import annotations
@@ -41,9 +41,9 @@ from typing import Any
 
 import numpy as np
 
-from mm_framework import (
-    Capabilities, DecodedImage, DecodeOptions, Grid, ImageHeader, ItemOutputs, ItemPlan, OutputItem, ProcessedItem, Tensor,
-    TokenLayout, hookimpl, layout_by_placeholder, take_source,
+from mm_framework.plugin import (
+    Capabilities, DecodedImage, DecodeOptions, Grid, ImageHeader, ItemOutputs, ItemPlan, OutputItem, ProcessedItem,
+    Tensor, TokenLayout, hookimpl, layout_by_placeholder, take_source,
 )
 from mm_framework.kernels import resize_wants_source
 

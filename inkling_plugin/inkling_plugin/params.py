@@ -11,7 +11,8 @@ import math
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from mm_framework import Limits, SpecFields
+from mm_framework import Limits
+from mm_framework.plugin import SpecFields
 
 FAMILY = "inkling"
 # The core's default decode limit (Pillow's own decompression-bomb threshold): no image

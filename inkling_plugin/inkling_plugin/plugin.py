@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from mm_framework import hookimpl
+from mm_framework.plugin import hookimpl
 
 from .family import InklingFamily
 

@@ -9,7 +9,7 @@ import pytest
 from PIL import Image
 
 import inkling_plugin as inkling
-from inkling_reference import make_photo_like, ref_decode_rescale, ref_patchify
+from .inkling_reference import make_photo_like, ref_decode_rescale, ref_patchify
 from mm_framework import par
 from mm_framework import InvalidInputError, LimitExceededError, MediaError, MmError, SpecError
 from mm_framework import content_hash

@@ -6,15 +6,20 @@ import io
 import json
 from pathlib import Path
 
+import attrs
 import numpy as np
 import pytest
 from PIL import Image
 
 import inkling_plugin as inkling
+from inkling_plugin.family import InklingFamily
 import mm_framework as mmf
-from inkling_reference import make_photo_like, ref_decode_rescale, ref_patchify, ref_scaled_dims
+from mm_framework import plugin as mmp
+
+from .inkling_reference import make_photo_like, ref_decode_rescale, ref_patchify, ref_scaled_dims
 from mm_framework import par
-from mm_framework import DecodedImage, DecodeOptions, Grid, MmInput, Rope1D
+from mm_framework import Grid, MmInput, Rope1D
+from mm_framework.plugin import DecodedImage, DecodeOptions
 from mm_framework import LayoutError, LimitExceededError, MediaError, SpecError
 from mm_framework import content_hash
 from mm_framework.kernels import resize_wants_source
@@ -39,6 +44,15 @@ def threads():
     par.set_threads(None)
 
 
+def family_of(spec: dict) -> InklingFamily:
+    return InklingFamily({k: v for k, v in spec.items() if k != "family"})
+
+
+def decoded(pipe: mmf.Pipeline, data: bytes) -> DecodedImage:
+    """``data`` decoded as ``pipe`` decodes it for its family."""
+    return pipe.decode(MmInput(images=[data]))[1][0]
+
+
 def png(h: int, w: int, seed: int = 0, mode: str = "RGB") -> bytes:
     im = Image.fromarray(make_photo_like(h, w, seed), "RGB")
     if mode != "RGB":
@@ -59,10 +73,12 @@ def test_installed_through_the_entry_point():
 
 def test_defaults_are_the_processor_defaults():
     pipe = mmf.pipeline_from_spec({"family": "inkling"})
-    fam = pipe.hooks.processor
+    fam = InklingFamily({})
     assert (fam.patch_size, fam.rescale_frac, fam.rescale_cap, fam.image_token_id) == (40, 2.0, 2048, -101)
-    assert pipe.hooks.decode_options() == DecodeOptions(alpha="drop", exif_transpose=False)
-    assert pipe.spec == {"family": "inkling", "patch_size": 40, "rescale_frac": 2.0, "rescale_cap": 2048, "image_token_id": -101}
+    assert attrs.evolve(pipe.decode_options, max_pixels=None) == DecodeOptions(alpha="drop", exif_transpose=False)
+    assert pipe.spec == {
+        "family": "inkling", "patch_size": 40, "rescale_frac": 2.0, "rescale_cap": 2048, "image_token_id": -101,
+    }
 
 
 @pytest.mark.parametrize(
@@ -158,23 +174,23 @@ def test_feature_equals_the_library_function():
 @pytest.mark.parametrize("mode", ["RGB", "RGBA", "L"])
 @pytest.mark.parametrize("spec", [SPEC, {"family": "inkling", "rescale_frac": None, "rescale_cap": None}])
 def test_lent_source_is_consumed_and_changes_nothing(mode, spec):
-    pipe = mmf.pipeline_from_spec(spec)
+    pipe, fam = mmf.pipeline_from_spec(spec), family_of(spec)
     data = png(61, 87, 3, mode)
     # One is lent exactly when the resize starts from it (Pillow, portable kernels).
-    lent = mmf.take_source(pipe.hooks.decode(data, pipe.hooks.decode_options(), 0))
+    lent = mmp.take_source(decoded(pipe, data))
     assert (lent is not None) == resize_wants_source("pil_lanczos")
-    media = pipe.hooks.decode(data, pipe.hooks.decode_options(), 0)
-    item = pipe.hooks.process_item(media, 0)
-    assert mmf.take_source(media) is None  # released by the resize (or dropped when none)
+    media = decoded(pipe, data)
+    item = fam.mm_process_item(media=media)
+    assert mmp.take_source(media) is None  # released by the resize (or dropped when none)
     # The same item from a plain decoded image (no source to start from): byte-identical.
-    again = pipe.hooks.process_item(DecodedImage(rgb=media.rgb), 0)
+    again = fam.mm_process_item(media=DecodedImage(rgb=media.rgb))
     assert item.feature == again.feature and item.aux == again.aux
 
 
 def test_geometry_is_the_patch_grid():
-    pipe = mmf.pipeline_from_spec({"family": "inkling", "rescale_frac": None, "rescale_cap": None})
-    media = pipe.hooks.decode(png(41, 80), pipe.hooks.decode_options(), 0)
-    assert pipe.hooks.process_item(media, 0).geometry == Grid(1, 2, 3)
+    spec = {"family": "inkling", "rescale_frac": None, "rescale_cap": None}
+    media = decoded(mmf.pipeline_from_spec(spec), png(41, 80))
+    assert family_of(spec).mm_process_item(media=media).geometry == Grid(1, 2, 3)
 
 
 def test_custom_token_id_and_patch_size():
@@ -225,8 +241,7 @@ SETTINGS = [
 
 @pytest.mark.parametrize("spec", SETTINGS, ids=["defaults", "ps16-1.5-300", "ps14-0.5", "no-rescale"])
 def test_num_media_tokens_equals_real_counts(spec):
-    pipe = mmf.pipeline_from_spec(spec)
-    fam = pipe.hooks.processor
+    pipe, fam = mmf.pipeline_from_spec(spec), family_of(spec)
     rng = np.random.default_rng(11)
     sizes = [(1, 1), (40, 40), (80, 40), (39, 41), (1, 300), (300, 1)] + [
         tuple(int(v) for v in rng.integers(1, 260, 2)) for _ in range(14)

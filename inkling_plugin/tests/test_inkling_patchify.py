@@ -7,7 +7,7 @@ import pytest
 
 import inkling_plugin as inkling
 from inkling_plugin import patchify as patchify_mod
-from inkling_reference import bf16_round_bits, ref_patchify
+from .inkling_reference import bf16_round_bits, ref_patchify
 from mm_framework import par
 
 

@@ -79,7 +79,8 @@ def _run_shards(job: Job, shards: Sequence[Sequence[Entry]], todo: Sequence[int]
         return
     ctx = multiprocessing.get_context("spawn")
     progress = ctx.Queue()
-    with ProcessPoolExecutor(workers, mp_context=ctx, initializer=init_worker, initargs=(job, threads, progress)) as pool:
+    pool_options = {"mp_context": ctx, "initializer": init_worker, "initargs": (job, threads, progress)}
+    with ProcessPoolExecutor(workers, **pool_options) as pool:
         pending = {pool.submit(work, k, shards[k]) for k in todo}
         try:
             while pending:

@@ -83,7 +83,9 @@ def claim_directory(out: str, run: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
-def run_record(spec_json: str, pixels: str, shard_size: int, prompt: Sequence[int], digest: str, n: int) -> dict[str, Any]:
+def run_record(
+    spec_json: str, pixels: str, shard_size: int, prompt: Sequence[int], digest: str, n: int
+) -> dict[str, Any]:
     return {
         "spec": spec_json, "pixels": pixels, "shard_size": shard_size, "default_prompt": list(prompt),
         "manifest_digest": digest, "requests": n, "schema_version": SCHEMA_VERSION,
@@ -110,7 +112,8 @@ def write_shard(pipeline: Pipeline, job: Job, index: int, entries: Sequence[Entr
         for start in range(0, len(entries), step):
             part = entries[start : start + step]
             ids = pa.table({"id": pa.array([e.id for e in part], pa.string())})
-            table = process_requests(pipeline, [to_input(e, job.prompt) for e in part], pixels=job.pixels, passthrough=ids)
+            inputs = [to_input(e, job.prompt) for e in part]
+            table = process_requests(pipeline, inputs, pixels=job.pixels, passthrough=ids)
             if writer is None:
                 writer = pq.ParquetWriter(f, table.schema, compression="zstd", use_dictionary=True)
             writer.write_table(table)

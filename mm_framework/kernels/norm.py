@@ -99,6 +99,15 @@ class ChannelNorm:
     lut: np.ndarray = attrs.field(converter=_table)
     steps: tuple[Step, ...] | None = None
 
+    def apply(self, c: int, values: np.ndarray, out: np.ndarray) -> np.ndarray:
+        """``out = lut[c][values]`` for the u8 ``values`` of channel ``c``, into the f32 ``out``
+        of the same shape: the program run on ``out`` when there is one, else the gather."""
+        if self.steps is None:
+            # uint8 indices are always in range: "clip" only skips the bounds check.
+            return np.take(self.lut[c], values, out=out, mode="clip")
+        np.copyto(out, values)
+        return _run_steps(self.steps, c, out)
+
     @classmethod
     def search(cls, lut: np.ndarray, candidates: Sequence[Sequence[Step]]) -> ChannelNorm:
         """The norm of ``lut`` with the first candidate program that reproduces it."""

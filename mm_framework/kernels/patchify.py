@@ -12,7 +12,7 @@ from .. import par
 from ..checks import check_rgb
 from ..errors import InternalError
 from . import native
-from .norm import ChannelNorm, _run_steps
+from .norm import ChannelNorm
 
 # Pixels per band (a few merge-window rows). 2^17 measured ~3% faster on 1-2 MP images,
 # but its per-worker scratch (~2 MB) pushed peak RSS of a 2-thread request toward half
@@ -121,12 +121,7 @@ def _patchify_band(
     )
     values = scratch.values[:, :n]
     for c in range(3):
-        v = values[c]
-        if norm.steps is not None:
-            np.copyto(v, patches[:, :, c])
-            _run_steps(norm.steps, c, v)
-        else:
-            np.take(norm.lut[c], patches[:, :, c], out=v, mode="clip")
+        norm.apply(c, patches[:, :, c], values[c])
     # One (c, t) plane of one patch as a single item; a still frame broadcasts to every t,
     # and the copy walks the output in memory order.
     plane = np.dtype((np.void, p2 * 4))

@@ -24,8 +24,9 @@ def smart_resize(h: int, w: int, factor: int, min_pixels: int, max_pixels: int) 
 
     This deliberately follows HF, not the sglang crate's formula (which clamps the first
     step with ``max(f, ·)`` and not the floor step). The two differ only for very thin
-    images (docs/architecture.md, "Sizing"; HF values are pinned in the tests). Where HF would go on to fail (zero side, empty image, ratio
-    above 200) this raises :class:`MediaError` instead.
+    images (docs/architecture.md, "Sizing"; HF values are pinned in the tests). Where HF
+    would go on to fail (zero side, empty image, ratio above 200) this raises
+    :class:`MediaError` instead.
     """
     if factor <= 0 or max_pixels <= 0 or min_pixels < 0:
         raise SpecError(

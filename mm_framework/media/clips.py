@@ -47,7 +47,9 @@ def _frame_array(frame: Any, fetch: Callable[[Any], bytes], max_pixels: int) -> 
     return decode_rgb(fetch(frame), options).rgb
 
 
-def take_clip(src: VideoFrames | np.ndarray, limits: Limits, budget: ByteBudget, fetch: Callable[[Any], bytes]) -> DecodedClip:
+def take_clip(
+    src: VideoFrames | np.ndarray, limits: Limits, budget: ByteBudget, fetch: Callable[[Any], bytes]
+) -> DecodedClip:
     """``src`` as a :class:`DecodedClip`: frames gathered, limits checked, bytes claimed."""
     if not isinstance(src, VideoFrames):
         src = VideoFrames(src)

@@ -67,7 +67,9 @@ def _hash(mode: str, size: tuple[int, int], extra: bytes, pixels: Any) -> int:
 
 def _from_array(arr: np.ndarray) -> tuple[np.ndarray, str]:
     if arr.dtype != np.uint8 or not (arr.ndim == 2 or (arr.ndim == 3 and arr.shape[2] == 3)):
-        raise MediaError(f"decoded image: expected a uint8 array [H, W, 3] (RGB) or [H, W] (grey), got {arr.dtype} {arr.shape}")
+        raise MediaError(
+            f"decoded image: expected a uint8 array [H, W, 3] (RGB) or [H, W] (grey), got {arr.dtype} {arr.shape}"
+        )
     if arr.shape[0] == 0 or arr.shape[1] == 0:
         raise MediaError(f"decoded image: empty image ({arr.shape[1]}x{arr.shape[0]})")
     out = np.array(arr, dtype=np.uint8, order="C", copy=True)

@@ -146,7 +146,9 @@ class _Transport(httpx.AsyncBaseTransport):
         )
         with _httpx_errors():
             resp = await self._pool.handle_async_request(core)
-        return httpx.Response(resp.status, headers=resp.headers, stream=_Stream(resp.stream), extensions=resp.extensions)
+        return httpx.Response(
+            resp.status, headers=resp.headers, stream=_Stream(resp.stream), extensions=resp.extensions
+        )
 
     async def aclose(self) -> None:
         await self._pool.aclose()

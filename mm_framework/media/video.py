@@ -158,7 +158,9 @@ def _open(av: Any, data: bytes) -> Any:
     try:
         container = av.open(io.BytesIO(data), mode="r", io_open=_refuse_nested_open)
     except av.FFmpegError as e:
-        raise MediaError(f"video decode: not a clip PyAV can open (corrupt, truncated or not a video): {_why(e)}") from None
+        raise MediaError(
+            f"video decode: not a clip PyAV can open (corrupt, truncated or not a video): {_why(e)}"
+        ) from None
     if not container.streams.video:
         kinds = sorted({s.type for s in container.streams}) or ["none"]
         container.close()
@@ -227,7 +229,9 @@ def _decode_into(av: Any, container: Any, slot: dict[int, int], out: np.ndarray)
             out[k] = rgb
             got += 1
     except av.FFmpegError as e:
-        raise MediaError(f"video decode: decoding failed after {got} of {len(slot)} frames (truncated or corrupt clip): {_why(e)}") from None
+        raise MediaError(
+            f"video decode: decoding failed after {got} of {len(slot)} frames (truncated or corrupt clip): {_why(e)}"
+        ) from None
     return got, seen
 
 

@@ -43,7 +43,9 @@ def clip_from_frames(
         fps = float(fps)
     if indices is None:
         src = tuple(range(t))
-        total = t if total_frames is None else check_int(total_frames, "video: total_frames", minimum=1, error=InvalidInputError)
+        total = t if total_frames is None else check_int(
+            total_frames, "video: total_frames", minimum=1, error=InvalidInputError
+        )
     else:
         if total_frames is None:
             raise InvalidInputError("video: frame indices need total_frames (the source's frame count)")

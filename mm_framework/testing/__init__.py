@@ -25,7 +25,7 @@ from .images import *  # noqa: F403
 from .images import __all__ as _images
 from .records import *  # noqa: F403
 from .records import __all__ as _records
-from .standalone import load_module
+from .standalone import load_module as load_module
 
 if "pytest" in sys.modules:
     # Under pytest the harness's asserts explain themselves like a test module's; the

@@ -7,7 +7,9 @@ Subclass it in a test module and supply the ``family_spec`` fixture. Optional kn
   the default puts one ``spec["image_token_id"]`` between text ids);
 * class attributes ``optional_fields`` (spec fields that may be omitted),
   ``golden_dir`` (a directory of golden cases, see :mod:`.golden`) with the
-  ``golden_image_source`` fixture for cases whose images are regenerated, and
+  ``golden_image_source`` fixture for cases whose images are regenerated and the
+  ``golden_stages`` fixture computing the stages the cases record (default
+  :func:`.golden.standard_stages`), and
   ``expected_failures``: ``{check id: reason}`` for deliberate deviations. A declared
   check must then fail (strict xfail), so a stale declaration is noticed too.
 
@@ -28,10 +30,14 @@ import numpy as np
 import pytest
 
 from .. import par
-from .. import (
-    LayoutError, LimitExceededError, Limits, MediaError, MmInput, MRope, Output, Rope1D, SpecError, UnsupportedError,
-    apply_layout, content_hash, pipeline_from_spec,
-)
+from ..carriers import MRope, Rope1D
+from ..errors import LayoutError, LimitExceededError, MediaError, SpecError, UnsupportedError
+from ..family import FamilyHooks, hooks_for
+from ..layout import apply_layout
+from ..limits import Limits
+from ..media.hashing import content_hash
+from ..pipeline import Pipeline, pipeline_from_spec
+from ..request import MmInput, Output
 from . import golden
 from .compare import assert_same_output
 from .images import sample_image
@@ -89,6 +95,10 @@ class FamilyConformance:
     def golden_image_source(self) -> golden.ImageSource | None:
         return None
 
+    @pytest.fixture
+    def golden_stages(self) -> golden.Stages:
+        return golden.standard_stages
+
     # ----- plumbing ----------------------------------------------------------------
 
     @pytest.fixture(autouse=True)
@@ -122,8 +132,13 @@ class FamilyConformance:
         return pipe.process(MmInput(images=images, input_ids=ids))
 
     @staticmethod
-    def _decoded_size(pipe: Any, data: bytes) -> tuple[int, int]:
-        media = pipe.hooks.decode(data, pipe.decode_options, 0)
+    def _hooks(pipe: Pipeline) -> FamilyHooks:
+        """The family behind ``pipe``, for checks that call one hook on its own."""
+        return hooks_for(json.dumps(pipe.spec, sort_keys=True))
+
+    @classmethod
+    def _decoded_size(cls, pipe: Pipeline, data: bytes) -> tuple[int, int]:
+        media = cls._hooks(pipe).decode(data, pipe.decode_options, 0)
         return media.width, media.height
 
     # ----- spec --------------------------------------------------------------------
@@ -177,7 +192,7 @@ class FamilyConformance:
 
     def test_layout_without_placeholders(self, pipeline, prompt_for):
         ids = np.asarray(prompt_for(0), dtype=np.int64)
-        expanded = apply_layout(ids, pipeline.hooks.layout(ids, [], []), 0)
+        expanded = apply_layout(ids, self._hooks(pipeline).layout(ids, [], []), 0)
         assert expanded.input_ids.tolist() == ids.tolist() and expanded.offsets == ()
 
     @pytest.mark.parametrize("n", [1, 3])
@@ -323,5 +338,8 @@ class FamilyConformance:
 
     # ----- golden replay -----------------------------------------------------------
 
-    def test_golden_case(self, golden_case, golden_image_source, mm_update_goldens):
-        golden.replay_case(golden_case, pipeline_from_spec, source=golden_image_source, update=mm_update_goldens)
+    def test_golden_case(self, golden_case, golden_image_source, golden_stages, mm_update_goldens):
+        golden.replay_case(
+            golden_case, pipeline_from_spec, source=golden_image_source, stages=golden_stages,
+            update=mm_update_goldens,
+        )

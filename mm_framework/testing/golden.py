@@ -14,10 +14,20 @@ A case is a directory holding ``case.json`` plus, optionally, the input files::
         "input_ids": {"length": L, "blake3": "..."},    # or a plain list when short
         "offsets": [[s, e], ...],
         "positions": {"kind": "mrope", "delta": d, "blake3": "..."} | {"kind": "rope1d"},
-        "stages": {"resized_0": "<blake3 of an intermediate>", ...}   # optional, family-defined
+        "stages": {"resized_u8[0]": "<blake3 of an intermediate>", ...}   # optional, family-defined
       },
       "provenance": {"generator": "...", "transformers": "5.24.0", "pillow": "13.0.0", ...}
     }
+
+Stages are the reference's intermediate arrays (decoded image, resized image, ...). Replay
+computes them on our side with a stages function (``(pipeline, request) -> {name: array}``,
+:func:`standard_stages` unless the family supplies its own) and compares every stage the case
+records: a recorded stage the function does not compute fails the replay, it is never skipped.
+
+A case whose provenance names a generator script or a reference library (``transformers``,
+``torch``, ...) was made in the reference environment: only that generator may rewrite it,
+so replay with ``update`` refuses it. Cases recorded from this implementation (by
+:func:`record_case`, with no such provenance) may be rewritten.
 
 Images given as a file name are read from the case directory; images given as
 ``{"name", "blake3"}`` are produced by the caller's image source (so large inputs can be
@@ -37,10 +47,17 @@ import attrs
 import numpy as np
 
 from ..carriers import MRope, Tensor
+from ..errors import UnsupportedError
+from ..media.hashing import content_hash
 from ..request import MmInput, Output
 from .records import digest, ids_doc, tensor_doc
 
 ImageSource = Callable[[str], bytes]
+# (pipeline, request) -> the case's intermediate arrays by stage name, in pipeline order.
+Stages = Callable[[Any, MmInput], Mapping[str, np.ndarray]]
+
+# Provenance keys that say a case was made in the reference environment, not from our output.
+REFERENCE_PROVENANCE = ("generator", "transformers", "torch", "torchvision")
 
 
 @attrs.frozen
@@ -69,11 +86,61 @@ class GoldenCase:
             out.append(data)
         return out
 
+    def request(self, source: ImageSource | None = None) -> MmInput:
+        """The case's request: its images and prompt ids."""
+        return MmInput(images=self.images(source), input_ids=self.doc["prompt_ids"])
+
+    def reference(self) -> str | None:
+        """What made the case in the reference environment (its generator script or the
+        reference library it names), or ``None`` when it was recorded from this implementation."""
+        provenance = self.doc.get("provenance") or {}
+        found = [f"{k} {provenance[k]}" for k in REFERENCE_PROVENANCE if k in provenance]
+        return ", ".join(found) or None
+
 
 def load_cases(root: str | Path) -> list[GoldenCase]:
     """Every case directory under ``root`` (sorted by name)."""
     root = Path(root)
     return [GoldenCase(p.parent, json.loads(p.read_text())) for p in sorted(root.glob("*/case.json"))]
+
+
+def decoded_images(pipe: Any, inp: MmInput) -> list[np.ndarray]:
+    """Each item's RGB array as the family decodes it (the first stage of most families), in
+    item order; the items are encoded bytes, as golden cases hold them."""
+    out, media = pipe.decode(inp)
+    by_hash = {it.hash: m.rgb for it, m in zip(out.items, media)}
+    return [by_hash[content_hash(data)] for data in inp.images]
+
+
+def standard_stages(pipe: Any, inp: MmInput) -> dict[str, np.ndarray]:
+    """Per item ``decoded_rgb[i]`` (:func:`decoded_images`) and, for a family that stores
+    uint8 pixels, ``resized_u8[i]`` (the pixels it cuts features from)."""
+    decoded = decoded_images(pipe, inp)
+    try:
+        stored = pipe.stored_pixels(inp)[1]
+    except UnsupportedError:
+        stored = None
+    out: dict[str, np.ndarray] = {}
+    for i, rgb in enumerate(decoded):
+        out[f"decoded_rgb[{i}]"] = rgb
+        if stored is not None:
+            out[f"resized_u8[{i}]"] = stored[i]
+    return out
+
+
+def stage_digests(case: GoldenCase, pipe: Any, inp: MmInput, stages: Stages) -> dict[str, str]:
+    """The digest of every stage ``case`` records, computed by ``stages``; fails naming a
+    recorded stage the function does not compute."""
+    recorded = case.doc["expected"].get("stages") or {}
+    if not recorded:
+        return {}
+    computed = stages(pipe, inp)
+    missing = sorted(set(recorded) - set(computed))
+    assert not missing, (
+        f"golden case {case.name}: stage {missing[0]!r} is recorded but not computed "
+        f"(give the replay a stages function that computes {', '.join(missing)})"
+    )
+    return {k: digest(v) for k, v in computed.items() if k in recorded}
 
 
 def expected_of(out: Output) -> dict[str, Any]:
@@ -125,7 +192,9 @@ def record_case(
 
 
 def _compare_tensor(case: str, stage: str, want: Mapping[str, Any], got: Tensor) -> None:
-    assert got.dtype == want["dtype"], f"golden case {case}: stage {stage!r} differs: dtype {got.dtype} != {want['dtype']}"
+    assert got.dtype == want["dtype"], (
+        f"golden case {case}: stage {stage!r} differs: dtype {got.dtype} != {want['dtype']}"
+    )
     assert list(got.shape) == list(want["shape"]), (
         f"golden case {case}: stage {stage!r} differs: shape {list(got.shape)} != {want['shape']}"
     )
@@ -137,15 +206,17 @@ def _compare_tensor(case: str, stage: str, want: Mapping[str, Any], got: Tensor)
         assert digest(got.array) == want["blake3"], f"golden case {case}: stage {stage!r} differs (blake3 of bytes)"
 
 
-def compare(case: GoldenCase, out: Output, stages: Mapping[str, str] | None = None) -> None:
-    """Assert ``out`` equals the case, naming the first differing stage."""
+def compare(case: GoldenCase, out: Output, stages: Mapping[str, str]) -> None:
+    """Assert ``out`` and the stage digests (:func:`stage_digests`, in pipeline order) equal
+    the case, naming the first differing stage."""
     name, exp = case.name, case.doc["expected"]
     assert len(out.items) == len(exp["hashes"]), f"golden case {name}: stage 'items' differs: count"
     for i, it in enumerate(out.items):
         assert str(it.hash) == exp["hashes"][i], f"golden case {name}: stage 'hash[{i}]' differs"
-    for key, want in (exp.get("stages") or {}).items():
-        if stages is not None and key in stages:
-            assert stages[key] == want, f"golden case {name}: stage {key!r} differs"
+    recorded = exp.get("stages") or {}
+    assert sorted(stages) == sorted(recorded), f"golden case {name}: stages {sorted(stages)} != {sorted(recorded)}"
+    for key, got in stages.items():
+        assert got == recorded[key], f"golden case {name}: stage {key!r} differs"
     for i, it in enumerate(out.items):
         _compare_tensor(name, f"feature[{i}]", exp["features"][i], it.feature)
         want_aux = exp["aux"][i]
@@ -177,18 +248,27 @@ def replay_case(
     pipeline_from_spec: Callable[[Mapping[str, Any]], Any],
     *,
     source: ImageSource | None = None,
+    stages: Stages = standard_stages,
     update: bool = False,
 ) -> Output:
-    """Run the case through a fresh pipeline; compare, or rewrite ``expected`` if ``update``."""
+    """Run the case through a fresh pipeline; compare (every recorded stage included, see
+    :func:`stage_digests`), or rewrite ``expected`` if ``update``. ``update`` refuses a case
+    made in the reference environment: only its generator may rewrite it."""
+    reference = case.reference()
+    assert not (update and reference), (
+        f"golden case {case.name} was made in the reference environment ({reference}): "
+        "--mm-update-goldens may not rewrite it from our own output; regenerate it with its generator"
+    )
     pipe = pipeline_from_spec(case.doc["spec"])
-    out = pipe.process(MmInput(images=case.images(source), input_ids=case.doc["prompt_ids"]))
+    inp = case.request(source)
+    out = pipe.process(inp)
+    digests = stage_digests(case, pipe, inp, stages)
     if update:
         doc = dict(case.doc)
-        stages = doc.get("expected", {}).get("stages")
         doc["expected"] = expected_of(out)
-        if stages:
-            doc["expected"]["stages"] = stages
+        if digests:
+            doc["expected"]["stages"] = digests
         (case.path / "case.json").write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
     else:
-        compare(case, out)
+        compare(case, out, digests)
     return out

@@ -18,7 +18,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         action="store_true",
         default=False,
         help="rewrite the expected outputs of golden cases from the current implementation "
-        "instead of comparing (deliberate re-baselining only)",
+        "instead of comparing (deliberate re-baselining only; cases made in the reference "
+        "environment are refused: only their generator rewrites them)",
     )
 
 

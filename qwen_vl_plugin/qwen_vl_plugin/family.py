@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-import mm_framework as mmf
+from mm_framework import plugin as mmp
 from mm_framework.kernels import (
     channel_norm_fused, channel_norm_pil, check_rgb, patchify_merged_blocks, resize_rgb, resize_wants_source,
     smart_resize,
@@ -53,7 +53,7 @@ class QwenVlFamily:
         self._resample = resample
         self._norm = _NORMS[rounding](self.spec.image_mean, self.spec.image_std)
         # The decoder lends its Pillow image when the resize runs through Pillow.
-        self._decode_options = mmf.DecodeOptions(
+        self._decode_options = mmp.DecodeOptions(
             alpha=self.spec.alpha, exif_transpose=self.spec.exif_transpose,
             keep_source=resize_wants_source(resample),
         )
@@ -67,11 +67,11 @@ class QwenVlFamily:
         th, tw = smart_resize(height, width, s.factor, s.min_pixels, s.max_pixels)
         return tw, th
 
-    def grid(self, width: int, height: int) -> mmf.Grid:
+    def grid(self, width: int, height: int) -> mmp.Grid:
         tw, th = self.target_size(width, height)
-        return mmf.Grid(1, th // self.spec.patch_size, tw // self.spec.patch_size)
+        return mmp.Grid(1, th // self.spec.patch_size, tw // self.spec.patch_size)
 
-    def tokens(self, grid: mmf.Grid) -> int:
+    def tokens(self, grid: mmp.Grid) -> int:
         return grid.t * grid.h * grid.w // (self.spec.merge_size**2)
 
     def resized(self, rgb: np.ndarray, source: Image.Image | None = None) -> np.ndarray:
@@ -88,86 +88,86 @@ class QwenVlFamily:
 
     # -- hooks --------------------------------------------------------------------
 
-    @mmf.hookimpl
-    def mm_capabilities(self) -> mmf.Capabilities:
+    @mmp.hookimpl
+    def mm_capabilities(self) -> mmp.Capabilities:
         # Qwen vocabularies are int32 token ids; anything else is a caller bug. The texts are
         # the processor's image_token / video_token, the same in every Qwen vocabulary.
         marks, texts = {"image": self.spec.image_token_id}, {"image": "<|image_pad|>"}
         options = {"image": IMAGE_OPTIONS}
-        outputs = {"image": mmf.ItemOutputs("f32", {"image_grid_thw": ("i64", (3,))})}
+        outputs = {"image": mmp.ItemOutputs("f32", {"image_grid_thw": ("i64", (3,))})}
         if self.video is not None:
             marks["video"], texts["video"] = self.video.video.token_id, "<|video_pad|>"
             options["video"] = VIDEO_OPTIONS
             aux = {"video_grid_thw": ("i64", (3,))}
             if self.video.video.tokens_per_second is not None:  # Qwen2.5-VL
                 aux["second_per_grid_ts"] = ("f32", (1,))
-            outputs["video"] = mmf.ItemOutputs("f32", aux)
-        return mmf.Capabilities(
+            outputs["video"] = mmp.ItemOutputs("f32", aux)
+        return mmp.Capabilities(
             modalities=tuple(marks), id_range=(0, 2**31 - 1), placeholders=marks, placeholder_texts=texts,
             item_options=options, outputs=outputs,
         )
 
-    @mmf.hookimpl
-    def mm_decode_options(self) -> mmf.DecodeOptions:
+    @mmp.hookimpl
+    def mm_decode_options(self) -> mmp.DecodeOptions:
         return self._decode_options
 
-    @mmf.hookimpl
-    def mm_sample_frames(self, header: mmf.ClipHeader) -> list[int] | None:
+    @mmp.hookimpl
+    def mm_sample_frames(self, header: mmp.ClipHeader) -> list[int] | None:
         return self._video().sample(header.total_frames, header.fps)
 
-    @mmf.hookimpl
-    def mm_process_item(self, media: mmf.DecodedImage | mmf.VideoClip) -> mmf.ProcessedItem:
-        if isinstance(media, mmf.VideoClip):
+    @mmp.hookimpl
+    def mm_process_item(self, media: mmp.DecodedImage | mmp.VideoClip) -> mmp.ProcessedItem:
+        if isinstance(media, mmp.VideoClip):
             return self._video().process(media)
         return self.mm_features_from_pixels(self.mm_stored_pixels(media))
 
-    @mmf.hookimpl
-    def mm_stored_pixels(self, media: mmf.DecodedImage) -> np.ndarray:
+    @mmp.hookimpl
+    def mm_stored_pixels(self, media: mmp.DecodedImage) -> np.ndarray:
         # Taken (and so released after the resize) even when no resize needs it.
-        return self.resized(media.rgb, mmf.take_source(media))
+        return self.resized(media.rgb, mmp.take_source(media))
 
-    @mmf.hookimpl
-    def mm_features_from_pixels(self, pixels: np.ndarray) -> mmf.ProcessedItem:
+    @mmp.hookimpl
+    def mm_features_from_pixels(self, pixels: np.ndarray) -> mmp.ProcessedItem:
         """The patches of the resized image ``pixels`` (what ``mm_stored_pixels`` gave)."""
         s = self.spec
-        rgb = check_rgb(pixels, "stored pixels", error=mmf.InvalidInputError)
+        rgb = check_rgb(pixels, "stored pixels", error=mmp.InvalidInputError)
         h, w = rgb.shape[:2]
         if h % s.factor or w % s.factor:
-            raise mmf.InvalidInputError(f"qwen_vl: stored pixels {w}x{h} are not multiples of the factor {s.factor}")
+            raise mmp.InvalidInputError(f"qwen_vl: stored pixels {w}x{h} are not multiples of the factor {s.factor}")
         gh, gw = h // s.patch_size, w // s.patch_size
         pixel_values = patchify_merged_blocks(rgb, s.patch_size, s.merge_size, s.temporal_patch_size, self._norm)
-        return mmf.ProcessedItem(
-            feature=mmf.Tensor(pixel_values, "f32"),
-            aux={"image_grid_thw": mmf.Tensor.i64([1, gh, gw])},
-            geometry=mmf.Grid(1, gh, gw),
+        return mmp.ProcessedItem(
+            feature=mmp.Tensor(pixel_values, "f32"),
+            aux={"image_grid_thw": mmp.Tensor.i64([1, gh, gw])},
+            geometry=mmp.Grid(1, gh, gw),
             size=(w, h),
         )
 
-    @mmf.hookimpl
-    def mm_layout(self, input_ids: np.ndarray, geometries: Sequence[Any], modalities: Sequence[str]) -> mmf.TokenLayout:
+    @mmp.hookimpl
+    def mm_layout(self, input_ids: np.ndarray, geometries: Sequence[Any], modalities: Sequence[str]) -> mmp.TokenLayout:
         grids = [_grid(g) for g in geometries]
         if "video" in modalities:
             return mixed_request.layout(input_ids, grids, modalities, self.tokens, self._video())
-        return mmf.layout_by_placeholder(input_ids, self.spec.image_token_id, [self.tokens(g) for g in grids])
+        return mmp.layout_by_placeholder(input_ids, self.spec.image_token_id, [self.tokens(g) for g in grids])
 
-    @mmf.hookimpl
+    @mmp.hookimpl
     def mm_positions(
         self, input_len: int, offsets: Sequence[tuple[int, int]], geometries: Sequence[Any], modalities: Sequence[str]
-    ) -> mmf.MRope:
+    ) -> mmp.MRope:
         grids = [_grid(g) for g in geometries]
         if "video" in modalities:
             return mixed_request.positions(input_len, offsets, grids, modalities, self._video())
         items = sorted(((s, e, g) for (s, e), g in zip(offsets, grids)), key=lambda it: it[0])
         return mrope_image_only(input_len, items, self.spec.merge_size)
 
-    @mmf.hookimpl
-    def mm_plan_item(self, header: mmf.ImageHeader | mmf.ClipHeader) -> mmf.ItemPlan:
-        if isinstance(header, mmf.ClipHeader):
+    @mmp.hookimpl
+    def mm_plan_item(self, header: mmp.ImageHeader | mmp.ClipHeader) -> mmp.ItemPlan:
+        if isinstance(header, mmp.ClipHeader):
             return self._video().plan(header.width, header.height, header.total_frames, header.fps)
-        return mmf.ItemPlan(self.grid(header.width, header.height), self.target_size(header.width, header.height))
+        return mmp.ItemPlan(self.grid(header.width, header.height), self.target_size(header.width, header.height))
 
-    @mmf.hookimpl
-    def mm_model_kwargs(self, items: Sequence[mmf.OutputItem]) -> dict[str, np.ndarray]:
+    @mmp.hookimpl
+    def mm_model_kwargs(self, items: Sequence[mmp.OutputItem]) -> dict[str, np.ndarray]:
         """``pixel_values`` ``[sum(gh*gw), 3*T*P*P]`` f32 and ``image_grid_thw`` ``[n, 3]`` i64;
         with videos also ``pixel_values_videos``, ``video_grid_thw`` and (Qwen2.5-VL)
         ``second_per_grid_ts`` (:func:`.mixed_request.model_kwargs`)."""
@@ -178,11 +178,11 @@ class QwenVlFamily:
         # The driver refuses videos for a spec without video fields (Capabilities.video),
         # and a token count for one is the caller's question to get wrong.
         if self.video is None:
-            raise mmf.UnsupportedError("this qwen_vl spec has no video fields (video_processor is not set)")
+            raise mmp.UnsupportedError("this qwen_vl spec has no video fields (video_processor is not set)")
         return self.video
 
 
-def _grid(geometry: Any) -> mmf.Grid:
-    if not isinstance(geometry, mmf.Grid):
-        raise mmf.InternalError(f"qwen_vl: expected a Grid geometry, got {type(geometry).__name__}")
+def _grid(geometry: Any) -> mmp.Grid:
+    if not isinstance(geometry, mmp.Grid):
+        raise mmp.InternalError(f"qwen_vl: expected a Grid geometry, got {type(geometry).__name__}")
     return geometry

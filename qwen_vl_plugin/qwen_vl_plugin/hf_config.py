@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from mm_framework import SpecError
+from mm_framework.plugin import SpecError
 
 from .hf_keys import PINNED, check_pinned, check_processor_class, qwen2_pixels
 from .hf_video_config import VIDEO_ONLY, resolve_video
@@ -49,7 +49,9 @@ CLASS_DEFAULTS: dict[str, Any] = {
 IMAGE_KEYS = frozenset(PINNED) | frozenset(CLASS_DEFAULTS) | {"min_pixels", "max_pixels", "image_processor_type",
                                                               "processor_class"}
 # vision_config key -> spec field: the model's own geometry must agree with the processor's.
-VISION_KEYS = {"patch_size": "patch_size", "spatial_merge_size": "merge_size", "temporal_patch_size": "temporal_patch_size"}
+VISION_KEYS = {
+    "patch_size": "patch_size", "spatial_merge_size": "merge_size", "temporal_patch_size": "temporal_patch_size",
+}
 
 
 def _err(key: str, message: str) -> SpecError:
@@ -57,7 +59,9 @@ def _err(key: str, message: str) -> SpecError:
 
 
 def resolve(
-    config: Mapping[str, Any], preprocessor_config: Mapping[str, Any], video_preprocessor_config: Mapping[str, Any] | None = None
+    config: Mapping[str, Any],
+    preprocessor_config: Mapping[str, Any],
+    video_preprocessor_config: Mapping[str, Any] | None = None,
 ) -> dict[str, Any] | None:
     """The spec dict for a Qwen-VL model, or ``None`` when the model is not one.
 

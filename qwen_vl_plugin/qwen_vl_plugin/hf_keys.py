@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from mm_framework import SpecError
+from mm_framework.plugin import SpecError
 
 # Keys pinned to the single value implemented (PILImageResampling.BICUBIC is 3).
 PINNED: dict[str, Any] = {

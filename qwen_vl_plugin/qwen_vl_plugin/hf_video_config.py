@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from mm_framework import SpecError
+from mm_framework.plugin import SpecError
 
 from .hf_keys import PINNED, check_pinned, check_processor_class, qwen2_pixels
 from .spec import CLIP_MEAN, CLIP_STD, HALF, QwenVlSpec
@@ -79,15 +79,21 @@ def resolve_video(
         check_processor_class(source, err)
     vpt = source.get("video_processor_type")
     if vpt is not None and vpt != CLASS_NAMES[processor]:
-        raise err("video_processor_type", f"must be {CLASS_NAMES[processor]!r} for model_type {model_type!r}, got {vpt!r}")
+        raise err(
+            "video_processor_type", f"must be {CLASS_NAMES[processor]!r} for model_type {model_type!r}, got {vpt!r}"
+        )
     if source.get("cap_pixels_per_frame") not in (None, False):
         raise err("cap_pixels_per_frame", "must be false or null (the capped budget is not implemented), got "
                                           f"{source['cap_pixels_per_frame']!r}")
     if source.get("num_frames") is not None:
-        raise err("num_frames", f"must be null (sampling a fixed frame count is not implemented), got {source['num_frames']!r}")
+        raise err(
+            "num_frames",
+            f"must be null (sampling a fixed frame count is not implemented), got {source['num_frames']!r}",
+        )
     for key in SHARED:
         value, want = source.get(key, defaults[key]), getattr(image, key)
-        if (list(value) if isinstance(value, (list, tuple)) else value) != (list(want) if isinstance(want, tuple) else want):
+        given = list(value) if isinstance(value, (list, tuple)) else value
+        if given != (list(want) if isinstance(want, tuple) else want):
             raise err(key, f"is {value!r} for video but {want!r} for images; a qwen_vl spec shares them")
     if processor == "qwen2":
         min_pixels, max_pixels = qwen2_pixels(source, defaults["size"], err)

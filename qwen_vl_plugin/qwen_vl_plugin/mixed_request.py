@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-import mm_framework as mmf
+from mm_framework import plugin as mmp
 
 from .mrope import IMAGE, TEXT, VIDEO, rope_index
 from .video_item import QwenVideo, VideoGrid
@@ -24,8 +24,8 @@ MODALITIES = ("image", "video")
 
 
 def layout(
-    input_ids: np.ndarray, grids: Sequence[mmf.Grid], modalities: Sequence[str], image_tokens: Any, video: QwenVideo
-) -> mmf.TokenLayout:
+    input_ids: np.ndarray, grids: Sequence[mmp.Grid], modalities: Sequence[str], image_tokens: Any, video: QwenVideo
+) -> mmp.TokenLayout:
     """Every placeholder of either modality replaced by its item, in prompt order.
 
     ``image_tokens(grid)`` is an image's pad count. A placeholder count that differs
@@ -36,28 +36,29 @@ def layout(
     where = {m: np.flatnonzero(input_ids == ids[m]).tolist() for m in MODALITIES}
     for m in MODALITIES:
         if len(where[m]) != len(items[m]):
-            raise mmf.LayoutError(
-                f"prompt has {len(where[m])} {m} placeholder(s) but {len(items[m])} {m} item(s) (placeholder id {ids[m]})"
+            raise mmp.LayoutError(
+                f"prompt has {len(where[m])} {m} placeholder(s) but {len(items[m])} {m} item(s) "
+                f"(placeholder id {ids[m]})"
             )
     slots = sorted((pos, item, m) for m in MODALITIES for pos, item in zip(where[m], items[m]))
     segments: list[Any] = []
     start = 0
     for pos, item, m in slots:
         if pos > start:
-            segments.append(mmf.Text(start, pos))
+            segments.append(mmp.Text(start, pos))
         grid = grids[item]
-        pattern = mmf.Repeat(ids[m], image_tokens(grid)) if m == "image" else video.pattern(_video_grid(grid))
-        segments.append(mmf.Media(item, pattern))
+        pattern = mmp.Repeat(ids[m], image_tokens(grid)) if m == "image" else video.pattern(_video_grid(grid))
+        segments.append(mmp.Media(item, pattern))
         start = pos + 1
     if start < len(input_ids):
-        segments.append(mmf.Text(start, len(input_ids)))
-    return mmf.TokenLayout(segments)
+        segments.append(mmp.Text(start, len(input_ids)))
+    return mmp.TokenLayout(segments)
 
 
 def positions(
-    input_len: int, offsets: Sequence[tuple[int, int]], grids: Sequence[mmf.Grid], modalities: Sequence[str],
+    input_len: int, offsets: Sequence[tuple[int, int]], grids: Sequence[mmp.Grid], modalities: Sequence[str],
     video: QwenVideo,
-) -> mmf.MRope:
+) -> mmp.MRope:
     """``get_rope_index`` of the expanded prompt: its token types rebuilt from the item spans
     (an image's span is all pads; a video's pad runs come from :meth:`QwenVideo.pad_runs`)."""
     types = np.full(input_len, TEXT, dtype=np.int64)
@@ -79,10 +80,10 @@ def positions(
         types, image_grids, video_grids, merge=video.spec.merge_size, tokens_per_second=v.tokens_per_second,
         second_per_grid_ts=spg if v.tokens_per_second is not None else None, video_groups=v.qwen3,
     )
-    return mmf.MRope(pos, delta)
+    return mmp.MRope(pos, delta)
 
 
-def model_kwargs(items: Sequence[mmf.OutputItem], dim: int) -> dict[str, np.ndarray]:
+def model_kwargs(items: Sequence[mmp.OutputItem], dim: int) -> dict[str, np.ndarray]:
     """The models' keyword tensors, images and videos each in prompt order: ``pixel_values``
     and ``image_grid_thw`` when there are images (or no items at all),
     ``pixel_values_videos``, ``video_grid_thw`` and, for Qwen2.5-VL, ``second_per_grid_ts``
@@ -114,5 +115,5 @@ def _stack(arrays: list[np.ndarray]) -> np.ndarray:
 
 def _video_grid(geometry: Any) -> VideoGrid:
     if not isinstance(geometry, VideoGrid):
-        raise mmf.InternalError(f"qwen_vl: expected a VideoGrid geometry for a video, got {type(geometry).__name__}")
+        raise mmp.InternalError(f"qwen_vl: expected a VideoGrid geometry for a video, got {type(geometry).__name__}")
     return geometry

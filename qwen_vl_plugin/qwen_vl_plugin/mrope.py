@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from mm_framework import Grid, LayoutError, MRope
+from mm_framework.plugin import Grid, LayoutError, MRope
 
 TEXT, IMAGE, VIDEO = 0, 1, 2
 
@@ -116,7 +116,9 @@ def rope_index(
         (t, h, w), scale = (item, None) if kind == IMAGE else item
         gh, gw = h // merge, w // merge
         if t * gh * gw != e - s:
-            raise LayoutError(f"mrope: a run of {e - s} vision tokens at {s} but its grid {(t, h, w)} gives {t * gh * gw}")
+            raise LayoutError(
+                f"mrope: a run of {e - s} vision tokens at {s} but its grid {(t, h, w)} gives {t * gh * gw}"
+            )
         _grid_block(pos[:, s:e], cur + _temporal(t, scale), cur, gh, gw)
         cur += max(h, w) // merge
     return pos, int(pos.max()) + 1 - n

@@ -6,26 +6,28 @@ import copy
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import mm_framework as mmf
+from mm_framework import plugin as mmp
 
 from . import hf_config
 from .family import QwenVlFamily
 from .spec import FAMILY, PRESETS
 
 
-@mmf.hookimpl
+@mmp.hookimpl
 def mm_register_families(register: Callable[[str, Callable[[dict[str, Any]], object]], None]) -> None:
     register(FAMILY, QwenVlFamily)
 
 
-@mmf.hookimpl
+@mmp.hookimpl
 def mm_register_presets(register: Callable[[str, Mapping[str, Any]], None]) -> None:
     for name, spec in PRESETS.items():
         register(name, copy.deepcopy(spec))
 
 
-@mmf.hookimpl
+@mmp.hookimpl
 def mm_spec_from_hf_configs(
-    config: Mapping[str, Any], preprocessor_config: Mapping[str, Any], video_preprocessor_config: Mapping[str, Any] | None
+    config: Mapping[str, Any],
+    preprocessor_config: Mapping[str, Any],
+    video_preprocessor_config: Mapping[str, Any] | None,
 ) -> dict[str, Any] | None:
     return hf_config.resolve(config, preprocessor_config, video_preprocessor_config)

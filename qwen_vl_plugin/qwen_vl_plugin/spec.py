@@ -13,7 +13,8 @@ from typing import Any
 
 import attrs
 
-from mm_framework import Limits, SpecFields
+from mm_framework import Limits
+from mm_framework.plugin import SpecFields
 
 from .video_prompt import QWEN2_TIMESTAMPS, QWEN3_5_TIMESTAMPS
 from .video_spec import VIDEO_FIELDS, VideoSpec, check_pixels, parse_video
@@ -178,6 +179,10 @@ PRESETS: dict[str, dict[str, Any]] = {
         151655, 14, 56 * 56, 28 * 28 * 1280, CLIP_MEAN, CLIP_STD, _qwen2_video(128 * 28 * 28, 28 * 28 * 768)
     ),
     "qwen2_5_vl": _preset(151655, 14, 56 * 56, QWEN2_HUB, CLIP_MEAN, CLIP_STD, _qwen2_video(56 * 56, QWEN2_HUB, 2)),
-    "qwen3_vl": _preset(151655, 16, 65536, 16777216, HALF, HALF, _qwen3_video(151656, 151652, 151653, QWEN2_TIMESTAMPS)),
-    "qwen3_5": _preset(248056, 16, 65536, 16777216, HALF, HALF, _qwen3_video(248057, 248053, 248054, QWEN3_5_TIMESTAMPS)),
+    "qwen3_vl": _preset(
+        151655, 16, 65536, 16777216, HALF, HALF, _qwen3_video(151656, 151652, 151653, QWEN2_TIMESTAMPS)
+    ),
+    "qwen3_5": _preset(
+        248056, 16, 65536, 16777216, HALF, HALF, _qwen3_video(248057, 248053, 248054, QWEN3_5_TIMESTAMPS)
+    ),
 }

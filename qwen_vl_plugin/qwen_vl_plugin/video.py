@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from mm_framework import InternalError, MediaError, SpecError
+from mm_framework.plugin import InternalError, MediaError, SpecError
 from mm_framework.kernels import (
     ChannelNorm, channel_norm_fused, for_chunks, patchify_merged_blocks, resize_rgb, rows_per_worker, smart_resize,
 )
@@ -81,7 +81,9 @@ def qwen3_frame_size(
     return h_bar, w_bar
 
 
-def video_grid(num_frames: int, height: int, width: int, *, patch_size: int, temporal_patch_size: int) -> tuple[int, int, int]:
+def video_grid(
+    num_frames: int, height: int, width: int, *, patch_size: int, temporal_patch_size: int
+) -> tuple[int, int, int]:
     """``video_grid_thw`` of ``num_frames`` resized frames: the frame count is padded up to a
     multiple of ``temporal_patch_size`` by repeating the last frame (§4)."""
     if num_frames <= 0 or height % patch_size or width % patch_size:

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import attrs
 import numpy as np
 
-import mm_framework as mmf
+from mm_framework import plugin as mmp
 
 from .spec import QwenVlSpec
 from .video import qwen2_frame_size, qwen3_frame_size, second_per_grid_t, video_grid, video_norm, video_pixel_values
@@ -25,7 +25,7 @@ from .video_sampling import qwen2_sample_indices, qwen3_sample_indices
 
 
 @attrs.frozen
-class VideoGrid(mmf.Grid):
+class VideoGrid(mmp.Grid):
     """A video's ``video_grid_thw`` (``t`` temporal patches of ``h`` x ``w`` patches), plus
     ``timestamps``, the seconds of each temporal patch (Qwen3/3.5's ``<t seconds>``
     prompt text, docs/families/qwen_vl_video.md §5), and ``second_per_grid_t``,
@@ -40,7 +40,7 @@ class QwenVideo:
 
     def __init__(self, spec: QwenVlSpec) -> None:
         if spec.video is None:
-            raise mmf.InternalError("qwen_vl: a video processor for a spec without video fields")
+            raise mmp.InternalError("qwen_vl: a video processor for a spec without video fields")
         self.spec = spec
         self.video = spec.video
         self._norm = video_norm(spec.image_mean, spec.image_std)
@@ -79,39 +79,39 @@ class QwenVideo:
             spg = float(second_per_grid_t(len(indices), total, fps, s.temporal_patch_size))
         return VideoGrid(t, gh, gw, times, spg), (tw, th)
 
-    def plan(self, width: int, height: int, frames: int, fps: float | None) -> mmf.ItemPlan:
+    def plan(self, width: int, height: int, frames: int, fps: float | None) -> mmp.ItemPlan:
         """What :meth:`process` makes of a clip of ``frames`` source frames, without pixels."""
         indices = self.sample(frames, fps)
         grid, size = self.geometry(range(frames) if indices is None else indices, frames, fps, height, width)
-        return mmf.ItemPlan(grid, size)
+        return mmp.ItemPlan(grid, size)
 
     # -- pixels -------------------------------------------------------------------
 
-    def process(self, clip: mmf.VideoClip) -> mmf.ProcessedItem:
+    def process(self, clip: mmp.VideoClip) -> mmp.ProcessedItem:
         """``pixel_values_videos`` of the clip's chosen frames, ``video_grid_thw`` and, for
         Qwen2.5-VL, ``second_per_grid_ts`` (``[1]`` f32) as aux."""
         s = self.spec
         grid, (tw, th) = self.geometry(clip.indices, clip.total_frames, clip.fps, clip.height, clip.width)
         pixels = video_pixel_values(clip.frames, th, tw, patch_size=s.patch_size, merge_size=s.merge_size,
                                     temporal_patch_size=s.temporal_patch_size, norm=self._norm)
-        aux = {"video_grid_thw": mmf.Tensor.i64([grid.t, grid.h, grid.w])}
+        aux = {"video_grid_thw": mmp.Tensor.i64([grid.t, grid.h, grid.w])}
         if grid.second_per_grid_t is not None:
-            aux["second_per_grid_ts"] = mmf.Tensor.f32(np.asarray([grid.second_per_grid_t], dtype=np.float32))
-        return mmf.ProcessedItem(feature=mmf.Tensor(pixels, "f32"), aux=aux, geometry=grid, size=(tw, th))
+            aux["second_per_grid_ts"] = mmp.Tensor.f32(np.asarray([grid.second_per_grid_t], dtype=np.float32))
+        return mmp.ProcessedItem(feature=mmp.Tensor(pixels, "f32"), aux=aux, geometry=grid, size=(tw, th))
 
     # -- prompt -------------------------------------------------------------------
 
-    def pattern(self, grid: VideoGrid) -> mmf.Repeat | mmf.Explicit:
+    def pattern(self, grid: VideoGrid) -> mmp.Repeat | mmp.Explicit:
         """What one ``<|video_pad|>`` becomes (§5). Qwen3/3.5: the whole per-group text, the
         span running from the first pad to the last (the first timestamp with its
         ``<|vision_start|>`` and the closing ``<|vision_end|>`` stay outside it)."""
         v, merge = self.video, self.spec.merge_size
         if not v.qwen3:
-            return mmf.Repeat(v.token_id, qwen2_video_tokens((grid.t, grid.h, grid.w), merge))
+            return mmp.Repeat(v.token_id, qwen2_video_tokens((grid.t, grid.h, grid.w), merge))
         ids = qwen3_video_ids((grid.t, grid.h, grid.w), grid.timestamps, video_token_id=v.token_id,
                               vision_start_id=v.vision_start_token_id, vision_end_id=v.vision_end_token_id,
                               vocab=v.timestamps, merge=merge)
-        return mmf.Explicit(ids, len(v.timestamps.ids(grid.timestamps[0])) + 1, len(ids) - 1)
+        return mmp.Explicit(ids, len(v.timestamps.ids(grid.timestamps[0])) + 1, len(ids) - 1)
 
     def pad_runs(self, grid: VideoGrid) -> list[tuple[int, int]]:
         """``(offset, length)`` of each run of pads inside the item's span: one for

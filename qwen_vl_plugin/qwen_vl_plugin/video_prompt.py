@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import attrs
 
-from mm_framework import InternalError, SpecError
+from mm_framework.plugin import InternalError, SpecError
 
 from .video_sampling import DEFAULT_FPS
 

@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from mm_framework import MediaError, SpecError
+from mm_framework.plugin import MediaError, SpecError
 
 # Qwen3's processor assumes this rate for a clip without one (§3), and its prompt
 # timestamps then use it too (§5).

@@ -28,7 +28,7 @@ from typing import Any
 
 import attrs
 
-from mm_framework import SpecError, SpecFields
+from mm_framework.plugin import SpecError, SpecFields
 
 from .video_prompt import TimestampVocab
 
@@ -157,7 +157,9 @@ def check_pixels(f: SpecFields, v: VideoSpec, factor: int) -> None:
     rules"): smart_resize keeps a side at least one merged block long whatever the budget,
     and a minimum above the maximum breaks one of them silently."""
     if v.max_pixels < factor**2:
-        raise f.error("video_max_pixels", f"must be at least (patch_size * merge_size)**2 = {factor**2}, got {v.max_pixels}")
+        raise f.error(
+            "video_max_pixels", f"must be at least (patch_size * merge_size)**2 = {factor**2}, got {v.max_pixels}"
+        )
     if v.min_pixels > v.max_pixels:
         raise f.error("video_min_pixels", f"must not exceed video_max_pixels, got {v.min_pixels} > {v.max_pixels}")
 
@@ -166,7 +168,9 @@ def _timestamps(f: SpecFields, value: Any) -> TimestampVocab | None:
     if value is None:
         return None
     if not isinstance(value, Mapping) or set(value) != set(TIMESTAMP_PIECES):
-        raise f.error("timestamp_token_ids", f"must map exactly the pieces {list(TIMESTAMP_PIECES)} to token ids, got {value!r}")
+        raise f.error(
+            "timestamp_token_ids", f"must map exactly the pieces {list(TIMESTAMP_PIECES)} to token ids, got {value!r}"
+        )
     ids = [value[k] for k in TIMESTAMP_PIECES]
     if not all(isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 1 << 63 for v in ids):
         raise f.error("timestamp_token_ids", f"must hold non-negative int64 token ids, got {value!r}")

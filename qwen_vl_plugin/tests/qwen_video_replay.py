@@ -16,8 +16,9 @@ from typing import Any
 
 import numpy as np
 
-import golden_images
+from . import golden_images
 import mm_framework as mmf
+from mm_framework import plugin as mmp
 from mm_framework.testing.records import rle, sha256 as sha
 from qwen_vl_plugin.mrope import IMAGE, TEXT, VIDEO, rope_index
 from qwen_vl_plugin.video import (
@@ -45,7 +46,9 @@ def load(path: Path) -> dict[str, Any]:
 
 def clip_bytes(case: dict[str, Any]) -> bytes:
     data = (GOLDEN / "clips" / case["clip"]["file"]).read_bytes()
-    assert sha(data) == case["clip"]["sha256"], f"clip {case['clip']['file']} differs from the one the case was made from"
+    assert sha(data) == case["clip"]["sha256"], (
+        f"clip {case['clip']['file']} differs from the one the case was made from"
+    )
     return data
 
 
@@ -75,7 +78,8 @@ def spec_for(case: dict[str, Any], backend: str = "torchvision") -> dict[str, An
     video fields of the video processor the generator built."""
     v = case["video"]
     spec = {k: x for k, x in mmf.preset(v["preset"]).items() if k not in VIDEO_FIELDS}
-    video = {"video_processor": "qwen3" if v["generation"] == "qwen3" else "qwen2", "video_token_id": v["video_token_id"],
+    video = {"video_processor": "qwen3" if v["generation"] == "qwen3" else "qwen2",
+             "video_token_id": v["video_token_id"],
              "video_min_pixels": v["min_pixels"], "video_max_pixels": v["max_pixels"],
              "video_sample_frames": v["do_sample_frames"], "tokens_per_second": v["tokens_per_second"]}
     if v["do_sample_frames"]:
@@ -88,9 +92,9 @@ def spec_for(case: dict[str, Any], backend: str = "torchvision") -> dict[str, An
     return {**spec, **{k: x for k, x in video.items() if x is not None}, "backend": backend}
 
 
-def header_of(case: dict[str, Any]) -> mmf.ClipHeader:
+def header_of(case: dict[str, Any]) -> mmp.ClipHeader:
     h = case["header"]
-    return mmf.ClipHeader(total_frames=h["total_frames"], fps=h["fps"], width=h["width"], height=h["height"],
+    return mmp.ClipHeader(total_frames=h["total_frames"], fps=h["fps"], width=h["width"], height=h["height"],
                           duration=h["total_frames"] / h["fps"], codec=h["codec"], pixel_format=h["pixel_format"])
 
 
@@ -116,8 +120,10 @@ def prompt_and_positions(
     if v["generation"] == "qwen3":
         vocab = TimestampVocab(**v["timestamp_ids"])
         times = group_timestamps(indices, fps, tps)
-        video_ids = qwen3_video_ids(grid, times, video_token_id=v["video_token_id"], vision_start_id=v["vision_start_id"],
-                                    vision_end_id=v["vision_end_id"], vocab=vocab, merge=merge)
+        video_ids = qwen3_video_ids(
+            grid, times, video_token_id=v["video_token_id"], vision_start_id=v["vision_start_id"],
+            vision_end_id=v["vision_end_id"], vocab=vocab, merge=merge,
+        )
     else:
         video_ids = [v["video_token_id"]] * qwen2_video_tokens(grid, merge)
     image_counts = iter(int(np.prod(g)) // merge**2 for g in image_grids)
@@ -150,11 +156,11 @@ def replay(case: dict[str, Any]) -> tuple[dict[str, Any], np.ndarray]:
     data = clip_bytes(case)
     rate: list[float | None] = [None]
 
-    def choose(header: mmf.ClipHeader) -> list[int] | None:
+    def choose(header: mmp.ClipHeader) -> list[int] | None:
         indices, rate[0] = sample(v, header.total_frames, header.fps)
         return indices
 
-    clip = mmf.decode_clip(data, choose, max_frames=NO_LIMIT, max_pixels=NO_LIMIT)
+    clip = mmp.decode_clip(data, choose, max_frames=NO_LIMIT, max_pixels=NO_LIMIT)
     rh, rw = frame_size(v, clip.num_frames, clip.height, clip.width)
     resized = np.stack([resize_frame(f, rh, rw) for f in clip.frames])
     ps, merge, tps = v["patch_size"], v["merge_size"], v["temporal_patch_size"]
@@ -194,7 +200,9 @@ def output_doc(out: mmf.Output) -> dict:
     kw = out.model_kwargs()
     pos = out.positions.positions
     doc = {
-        "pixel_values_videos": {"shape": list(kw["pixel_values_videos"].shape), "sha256": sha(kw["pixel_values_videos"])},
+        "pixel_values_videos": {
+            "shape": list(kw["pixel_values_videos"].shape), "sha256": sha(kw["pixel_values_videos"]),
+        },
         "video_grid_thw": kw["video_grid_thw"].tolist(),
         "input_ids_rle": rle(out.input_ids),
         "positions": {"delta": out.positions.delta, "sha256": sha(pos)},

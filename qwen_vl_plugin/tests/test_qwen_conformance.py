@@ -2,16 +2,18 @@
 
 ``TestQwenVlConformance`` runs every harness check on the ``qwen2_vl`` preset and replays
 each accepted golden case (``golden/cases``, written from transformers 5.24 by
-``golden/generate_qwen_vl.py``) through the harness, then checks what the harness does
-not: the model kwargs, the pixel-free token count and the short position arrays. When
-``pixel_values`` differ, the recorded decoded and resized digests name the first stage
-that does. The goldens are the reference's outputs, so ``--mm-update-goldens`` must not
-rewrite them. ``TestQwenVlTorchvisionConformance`` runs the checks on the torchvision
-backend of the ``qwen3_vl`` preset. No check is declared as an expected failure.
+``golden/generate_qwen_vl.py``) through the harness, which also compares the recorded
+decoded and resized images (the harness's standard stages: the decoded RGB and the stored
+pixels), then checks what the harness does not: the model kwargs, the pixel-free token
+count and the short position arrays. ``TestQwenVlTorchvisionConformance`` runs the
+checks on the torchvision backend of the ``qwen3_vl`` preset. No check is declared as an expected failure.
 """
 
 from __future__ import annotations
 
+import json
+import re
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -19,22 +21,10 @@ import pytest
 
 import mm_framework as mmf
 from mm_framework.testing import FamilyConformance, golden
-import golden_images
+from . import golden_images
 
 GOLDEN = Path(__file__).parent / "golden"
 OPTIONAL = frozenset({"backend", "alpha", "exif_transpose"})
-
-
-def first_differing_stage(case: golden.GoldenCase) -> None:
-    """Fail naming the first stage (decode, resize) that differs from the reference."""
-    pipe = mmf.pipeline_from_spec(case.doc["spec"])
-    family = pipe.hooks.processor
-    recorded = case.doc["expected"]["stages"]
-    for i, data in enumerate(case.images(golden_images.make)):
-        rgb = mmf.decode_rgb(data, family.mm_decode_options()).rgb
-        assert golden.digest(rgb) == recorded[f"decoded_rgb[{i}]"], f"golden case {case.name}: stage 'decoded_rgb[{i}]' differs"
-        resized = family.resized(rgb)
-        assert golden.digest(resized) == recorded[f"resized_u8[{i}]"], f"golden case {case.name}: stage 'resized_u8[{i}]' differs"
 
 
 def check_family_extras(case: golden.GoldenCase, pipe: mmf.Pipeline, out: mmf.Output) -> None:
@@ -64,14 +54,11 @@ class TestQwenVlConformance(FamilyConformance):
     def golden_image_source(self):
         return golden_images.make
 
-    def test_golden_case(self, golden_case, golden_image_source, mm_update_goldens):
-        if mm_update_goldens:
-            pytest.skip("qwen_vl goldens are transformers' outputs: regenerate them with golden/generate_qwen_vl.py")
-        try:
-            out = golden.replay_case(golden_case, mmf.pipeline_from_spec, source=golden_image_source)
-        except AssertionError:
-            first_differing_stage(golden_case)
-            raise
+    def test_golden_case(self, golden_case, golden_image_source, golden_stages, mm_update_goldens):
+        out = golden.replay_case(
+            golden_case, mmf.pipeline_from_spec, source=golden_image_source, stages=golden_stages,
+            update=mm_update_goldens,
+        )
         check_family_extras(golden_case, mmf.pipeline_from_spec(golden_case.doc["spec"]), out)
 
 
@@ -83,3 +70,19 @@ class TestQwenVlTorchvisionConformance(FamilyConformance):
     @pytest.fixture
     def family_spec(self):
         return {**mmf.preset("qwen3_vl"), "backend": "torchvision"}
+
+
+def test_a_golden_whose_stage_differs_fails_replay(tmp_path):
+    """Each recorded stage is compared: altering any one of them (in a copy) fails the replay."""
+    src = GOLDEN / "cases" / "qwen2_5_vl-pil-multi_same_size"
+    stages = json.loads((src / "case.json").read_text())["expected"]["stages"]
+    assert len(stages) >= 4
+    for k, name in enumerate(sorted(stages)):
+        copy = tmp_path / str(k) / src.name
+        shutil.copytree(src, copy)
+        doc = json.loads((copy / "case.json").read_text())
+        doc["expected"]["stages"][name] = "0" * 64
+        (copy / "case.json").write_text(json.dumps(doc))
+        (case,) = golden.load_cases(copy.parent)
+        with pytest.raises(AssertionError, match=re.escape(f"stage {name!r} differs")):
+            golden.replay_case(case, mmf.pipeline_from_spec, source=golden_images.make)

@@ -11,7 +11,9 @@ from hypothesis import strategies as st
 from PIL import Image
 
 import mm_framework as mmf
+from mm_framework import plugin as mmp
 from mm_framework import par
+from qwen_vl_plugin import QwenVlFamily
 
 Q2 = mmf.preset("qwen2_vl_class_defaults")
 PAD = Q2["image_token_id"]
@@ -25,7 +27,7 @@ def png(w: int, h: int, seed: int = 0) -> bytes:
 
 
 def family(spec=Q2):
-    return mmf.pipeline_from_spec(spec).hooks.processor
+    return QwenVlFamily({k: v for k, v in spec.items() if k != "family"})
 
 
 @pytest.mark.parametrize(
@@ -76,7 +78,7 @@ def test_patch_order_pins():
     y, x, c = np.meshgrid(np.arange(4), np.arange(8), np.arange(3), indexing="ij")
     rgb = (y * 16 + x * 2 + c).astype(np.uint8)
     fam = family(tiny_spec())
-    item = fam.mm_process_item(media=mmf.DecodedImage(rgb))
+    item = fam.mm_process_item(media=mmp.DecodedImage(rgb))
     pv = item.feature.array
     assert pv.shape == (8, 24)
     assert item.geometry == mmf.Grid(1, 2, 4)
@@ -92,7 +94,7 @@ def test_patch_order_pins():
 
 def test_temporal_patch_size_three_repeats_the_frame():
     rgb = np.random.default_rng(1).integers(0, 256, (8, 8, 3), dtype=np.uint8)
-    pv = family(tiny_spec(temporal_patch_size=3)).mm_process_item(media=mmf.DecodedImage(rgb)).feature.array
+    pv = family(tiny_spec(temporal_patch_size=3)).mm_process_item(media=mmp.DecodedImage(rgb)).feature.array
     blocks = pv.reshape(16, 3, 3, 4)
     np.testing.assert_array_equal(blocks[:, :, 1], blocks[:, :, 0])
     np.testing.assert_array_equal(blocks[:, :, 2], blocks[:, :, 0])
@@ -102,8 +104,8 @@ def test_backends_differ_only_in_normalize_rounding_without_resize():
     # 640x480 is a multiple of 32: the qwen3_vl image is not resized, so only the LUTs differ.
     rgb = np.random.default_rng(2).integers(0, 256, (480, 640, 3), dtype=np.uint8)
     q3 = mmf.preset("qwen3_vl")
-    pil = family(q3).mm_process_item(media=mmf.DecodedImage(rgb)).feature.array
-    tv = family({**q3, "backend": "torchvision"}).mm_process_item(media=mmf.DecodedImage(rgb)).feature.array
+    pil = family(q3).mm_process_item(media=mmp.DecodedImage(rgb)).feature.array
+    tv = family({**q3, "backend": "torchvision"}).mm_process_item(media=mmp.DecodedImage(rgb)).feature.array
     assert pil.shape == tv.shape == (1200, 1536)
     assert not np.array_equal(pil, tv)
     assert np.abs(pil - tv).max() <= 2.5e-7

@@ -7,7 +7,9 @@ import numpy as np
 import pytest
 
 import mm_framework as mmf
-import golden_images
+from mm_framework import plugin as mmp
+
+from . import golden_images
 from mm_framework.kernels import resize_wants_source
 from qwen_vl_plugin.family import QwenVlFamily
 
@@ -17,7 +19,7 @@ def _family(backend: str) -> QwenVlFamily:
     return QwenVlFamily({**spec, "backend": backend})
 
 
-def _decoded(backend: str, data: bytes, **limits: int) -> mmf.DecodedImage:
+def _decoded(backend: str, data: bytes, **limits: int) -> mmp.DecodedImage:
     """``data`` decoded as a pipeline of this backend decodes it for the family."""
     pipe = mmf.pipeline_from_spec({**mmf.preset("qwen2_vl"), "backend": backend}, limits=mmf.Limits(**limits))
     return pipe.decode(mmf.MmInput(images=[data]))[1][0]
@@ -28,20 +30,20 @@ def test_lent_source_is_consumed_and_changes_nothing(name):
     fam = _family("pil")
     data = golden_images.make(name)
     # The decoder lends one exactly when the resize starts from it (Pillow, portable kernels).
-    lent = mmf.take_source(_decoded("pil", data))
+    lent = mmp.take_source(_decoded("pil", data))
     assert (lent is not None) == resize_wants_source("pil_bicubic")
     media = _decoded("pil", data)
     item = fam.mm_process_item(media)
-    assert mmf.take_source(media) is None  # released by the resize (or dropped when none)
+    assert mmp.take_source(media) is None  # released by the resize (or dropped when none)
     # The same item from a plain decoded image (no source): byte-identical.
-    plain = mmf.DecodedImage(rgb=media.rgb)
+    plain = mmp.DecodedImage(rgb=media.rgb)
     again = fam.mm_process_item(plain)
     assert item.feature == again.feature
 
 
 def test_torchvision_backend_does_not_keep_a_source():
     media = _decoded("torchvision", golden_images.make("rgb_640x480.jpg"))
-    assert type(media) is mmf.DecodedImage
+    assert type(media) is mmp.DecodedImage
 
 
 def test_decode_honours_the_pixel_limit():

@@ -22,7 +22,7 @@ from PIL import Image
 
 import mm_framework as mmf
 from mm_framework.testing import golden
-import golden_images
+from . import golden_images
 from qwen_vl_plugin.spec import PRESETS
 from qwen_vl_plugin.video_spec import VIDEO_FIELDS
 

@@ -14,7 +14,8 @@ MODELS = Path(__file__).parent / "golden" / "models"
 
 
 def configs(model: str) -> tuple[dict, dict]:
-    return tuple(json.loads((MODELS / model / name).read_text()) for name in ("config.json", "preprocessor_config.json"))
+    names = ("config.json", "preprocessor_config.json")
+    return tuple(json.loads((MODELS / model / name).read_text()) for name in names)
 
 
 @pytest.mark.parametrize(
@@ -141,7 +142,8 @@ def test_model_dir_errors(tmp_path):
     # Without its video config, transformers' video processor reads preprocessor_config.json.
     fallback = {**mmf.preset("qwen3_5"), "video_min_pixels": 65536, "video_max_pixels": 16777216}
     assert mmf.spec_from_model_dir(tmp_path) == fallback
-    (tmp_path / "video_preprocessor_config.json").write_text((MODELS / "qwen3_5" / "video_preprocessor_config.json").read_text())
+    video_config = (MODELS / "qwen3_5" / "video_preprocessor_config.json").read_text()
+    (tmp_path / "video_preprocessor_config.json").write_text(video_config)
     assert mmf.spec_from_model_dir(tmp_path) == mmf.preset("qwen3_5")
     (tmp_path / "preprocessor_config.json").write_text("{not json")
     with pytest.raises(mmf.SpecError, match="invalid JSON"):

@@ -44,10 +44,12 @@ def test_tokens_per_second_class_default_and_config_ids():
     for key in ("video_token_id", "vision_start_token_id", "vision_end_token_id"):
         del config[key]
     spec = mmf.spec_from_hf_configs(config, pp, video)
-    assert (spec["video_token_id"], spec["vision_start_token_id"], spec["vision_end_token_id"]) == (248057, 248053, 248054)
+    ids = (spec["video_token_id"], spec["vision_start_token_id"], spec["vision_end_token_id"])
+    assert ids == (248057, 248053, 248054)
     assert spec["timestamp_token_ids"][" seconds"] == 6283
     config, pp, video = configs("qwen3_vl_instruct")
-    assert mmf.spec_from_hf_configs({**config, "model_type": "qwen3_vl_moe"}, pp, video)["timestamp_token_ids"][" seconds"] == 6486
+    moe = mmf.spec_from_hf_configs({**config, "model_type": "qwen3_vl_moe"}, pp, video)
+    assert moe["timestamp_token_ids"][" seconds"] == 6486
     assert mmf.spec_from_hf_configs({**config, "video_token_id": 7}, pp, video)["video_token_id"] == 7
 
 

@@ -21,7 +21,7 @@ from PIL import Image
 
 import mm_framework as mmf
 from mm_framework.testing import load_module
-import golden_images
+from . import golden_images
 
 transformers = pytest.importorskip("transformers")
 

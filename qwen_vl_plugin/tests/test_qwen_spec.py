@@ -5,10 +5,14 @@ from __future__ import annotations
 import copy
 import json
 import pickle
+import time
 
+import attrs
 import pytest
 
 import mm_framework as mmf
+from mm_framework import plugin as mmp
+from qwen_vl_plugin import QwenVlFamily
 from qwen_vl_plugin.spec import CLIP_MEAN, CLIP_STD, DEFAULTS, PRESETS, REQUIRED
 
 BASE = {k: v for k, v in PRESETS["qwen2_vl"].items() if k != "family"}
@@ -60,7 +64,8 @@ def test_presets_are_complete_resolved_specs():
         "video_sample_frames": True, "video_fps": 2.0, "video_min_frames": 4, "video_max_frames": 768,
         "vision_start_token_id": 151652, "vision_end_token_id": 151653,
     }
-    assert q3["timestamp_token_ids"] == {"<": 27, **{str(d): 15 + d for d in range(10)}, ".": 13, " seconds": 6486, ">": 29}
+    digits = {str(d): 15 + d for d in range(10)}
+    assert q3["timestamp_token_ids"] == {"<": 27, **digits, ".": 13, " seconds": 6486, ">": 29}
     assert mmf.preset("qwen3_5") == {
         **q3, "image_token_id": 248056, "video_token_id": 248057, "vision_start_token_id": 248053,
         "vision_end_token_id": 248054, "timestamp_token_ids": {**q3["timestamp_token_ids"], " seconds": 6283},
@@ -69,7 +74,7 @@ def test_presets_are_complete_resolved_specs():
         spec = mmf.preset(name)
         assert set(spec) <= {"family", *REQUIRED, *DEFAULTS}
         pipe = mmf.pipeline_from_spec(spec)
-        assert pipe.family == "qwen_vl" and pipe.hooks.capabilities().video
+        assert pipe.family == "qwen_vl" and pipe.capabilities.video
 
 
 def test_preset_is_a_copy():
@@ -80,14 +85,15 @@ def test_preset_is_a_copy():
 def test_defaults_for_optional_fields():
     params = {k: v for k, v in BASE.items() if k not in ("backend", "alpha", "exif_transpose")}
     pipe = mmf.pipeline_from_spec({"family": "qwen_vl", **params})
-    fam = pipe.hooks.processor
+    fam = QwenVlFamily(params)
     assert (fam.spec.backend, fam.spec.alpha, fam.spec.exif_transpose) == ("pil", "composite", False)
-    assert pipe.hooks.decode_options() == mmf.DecodeOptions(alpha="composite", exif_transpose=False)
+    chosen = attrs.evolve(pipe.decode_options, max_pixels=None)
+    assert chosen == mmp.DecodeOptions(alpha="composite", exif_transpose=False)
 
 
 def test_decode_options_follow_the_spec():
     pipe = build(alpha="drop", exif_transpose=True)
-    assert pipe.hooks.decode_options() == mmf.DecodeOptions(alpha="drop", exif_transpose=True)
+    assert attrs.evolve(pipe.decode_options, max_pixels=None) == mmp.DecodeOptions(alpha="drop", exif_transpose=True)
 
 
 @pytest.mark.parametrize(
@@ -184,6 +190,37 @@ def test_the_edges_of_the_cross_rules_are_accepted():
     # min == max is consistent; smart_resize's ceil still overshoots it, as transformers' does.
     assert build(min_pixels=1003520, max_pixels=1003520).num_media_tokens(28, 28) == 36 * 36
     assert build(min_pixels=1, max_pixels=784).num_media_tokens(640, 480) == 1
-    assert build(min_pixels=limit, max_pixels=limit).hooks.processor.spec.min_pixels == limit
+    assert build(min_pixels=limit, max_pixels=limit).spec["min_pixels"] == limit
     # max_pixels never allocates past the decoded image, so it is not bounded.
     assert build(max_pixels=10**15).num_media_tokens(640, 480) == 391
+
+
+def _matrix_spec_cases():
+    """The spec rows of the bad-input matrix (docs/bad-input.md) on the ``qwen2_vl`` preset:
+    every field missing (unless optional), of the wrong type, out of range, NaN or infinite."""
+    preset = mmf.preset("qwen2_vl")
+    fields = [k for k in preset if k != "family"]
+    out = []
+    for f in fields:
+        if f not in DEFAULTS:
+            out.append((f"missing {f}", {k: v for k, v in preset.items() if k != f}, f))
+        out.append((f"{f} of the wrong type", {**preset, f: {"a": 1}}, f))
+    for f, v in [("patch_size", 0), ("merge_size", -2), ("temporal_patch_size", 0), ("min_pixels", -1),
+                 ("max_pixels", 0), ("image_token_id", -1), ("image_std", [0.5, 0.0, 0.5]), ("backend", "cuda"),
+                 ("alpha", "keep"), ("video_processor", "qwen9"), ("video_token_id", -1), ("video_min_pixels", 0),
+                 ("video_token_id", preset["image_token_id"])]:
+        out.append((f"{f} out of range ({v!r})", {**preset, f: v}, f))
+    for f in ("image_mean", "image_std"):
+        out.append((f"{f} with NaN", {**preset, f: [float("nan"), 0.5, 0.5]}, f))
+        out.append((f"{f} with infinity", {**preset, f: [0.5, float("inf"), 0.5]}, f))
+    out.append(("unknown field", {**preset, "colour": "red"}, "colour"))
+    return out
+
+
+@pytest.mark.parametrize("case, spec, field", _matrix_spec_cases(), ids=[c[0] for c in _matrix_spec_cases()])
+def test_bad_spec(case, spec, field):
+    t0 = time.perf_counter()
+    with pytest.raises(mmf.SpecError) as e:
+        mmf.pipeline_from_spec(spec)
+    assert field in str(e.value), f"{case}: message does not name {field!r}: {e.value}"
+    assert time.perf_counter() - t0 < 1.0  # the bad-input matrix's bound

@@ -7,7 +7,15 @@ import numpy as np
 import pytest
 
 import mm_framework as mmf
-import golden_images
+from qwen_vl_plugin import QwenVlFamily
+
+from . import golden_images
+
+
+def family_of(spec):
+    """The family object ``spec`` builds, called directly (its hooks without the engine)."""
+    return QwenVlFamily({k: v for k, v in spec.items() if k != "family"})
+
 
 NAMES = ["tiny_10x10.png", "exact_448x448.png", "rgb_640x480.jpg", "tall_20x3000.png", "rgba_640x480.png"]
 
@@ -15,13 +23,13 @@ NAMES = ["tiny_10x10.png", "exact_448x448.png", "rgb_640x480.jpg", "tall_20x3000
 @pytest.mark.parametrize("preset", ["qwen2_vl", "qwen2_5_vl", "qwen3_vl"])
 @pytest.mark.parametrize("name", NAMES)
 def test_features_from_stored_pixels_equal_processing(preset, name):
-    pipe = mmf.pipeline_from_spec(mmf.preset(preset))
-    hooks = pipe.hooks
-    data = golden_images.make(name)
-    item = hooks.process_item(hooks.decode(data, pipe.decode_options, 0), 0)
-    pixels = hooks.stored_pixels(hooks.decode(data, pipe.decode_options, 0), 0)
+    spec = mmf.preset(preset)
+    pipe, family = mmf.pipeline_from_spec(spec), family_of(spec)
+    inp = mmf.MmInput(images=[golden_images.make(name)])
+    item = family.mm_process_item(media=pipe.decode(inp)[1][0])
+    pixels = family.mm_stored_pixels(media=pipe.decode(inp)[1][0])
     assert pixels.dtype == np.uint8 and (pixels.shape[1], pixels.shape[0]) == item.size
-    again = hooks.features_from_pixels(pixels.copy())
+    again = family.mm_features_from_pixels(pixels=pixels.copy())
     assert again.feature == item.feature and again.aux == item.aux
     assert (again.geometry, again.size) == (item.geometry, item.size)
 
@@ -45,6 +53,5 @@ def test_pipeline_stored_pixels_is_a_count_plus_pixels():
     ],
 )
 def test_bad_stored_pixels_are_refused(pixels, match):
-    hooks = mmf.pipeline_from_spec(mmf.preset("qwen2_vl")).hooks
     with pytest.raises(mmf.InvalidInputError, match=match):
-        hooks.features_from_pixels(pixels)
+        family_of(mmf.preset("qwen2_vl")).mm_features_from_pixels(pixels=pixels)

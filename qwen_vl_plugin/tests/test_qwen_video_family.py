@@ -46,7 +46,8 @@ def test_decoded_clip_without_metadata_assumes_24_fps():
 
 
 def test_qwen3_prompt_doubles_the_markers_and_spans_first_to_last_pad():
-    out = pipe(Q35).process(mmf.MmInput(videos=[mmf.VideoFrames(CLIP, fps=10.0)], input_ids=[1, 248053, 248057, 248054, 2]))
+    inp = mmf.MmInput(videos=[mmf.VideoFrames(CLIP, fps=10.0)], input_ids=[1, 248053, 248057, 248054, 2])
+    out = pipe(Q35).process(inp)
     g = out.items[0].geometry
     pads = g.h * g.w // 4
     ids = out.input_ids.tolist()

@@ -14,7 +14,9 @@ import numpy as np
 import pytest
 
 import mm_framework as mmf
-from qwen_video_replay import CASES, GOLDEN, PROMPT_FIELDS, compare, header_of, load, prompt_and_positions, replay, sample
+from .qwen_video_replay import (
+    CASES, GOLDEN, PROMPT_FIELDS, compare, header_of, load, prompt_and_positions, replay, sample,
+)
 
 ACCEPTED = [p for p in CASES if "expected" in load(p)]
 REJECTED = [p for p in CASES if "expected_error" in load(p)]
@@ -59,7 +61,8 @@ def test_prompt_ids_second_per_grid_and_positions(path):
     _, fps = sample(case["video"], header.total_frames, header.fps)
     # Every frame of a short stream: the frames it had are the whole clip (§2).
     total = header.total_frames if case["video"]["do_sample_frames"] else len(exp["indices"])
-    ours = prompt_and_positions(case, exp["indices"], total, fps, exp["video_grid_thw"][0], exp.get("image_grid_thw", []))
+    grid, image_grids = exp["video_grid_thw"][0], exp.get("image_grid_thw", [])
+    ours = prompt_and_positions(case, exp["indices"], total, fps, grid, image_grids)
     compare(ours, exp, case["name"], PROMPT_FIELDS)
 
 
@@ -70,7 +73,8 @@ def test_replay_byte_exact(path):
     ours, pv = replay(case)
     blob = case["expected"]["pixel_values_videos"].get("blob")
     if blob is not None:
-        want = np.fromfile(GOLDEN / "blobs" / blob, dtype="<f4").reshape(case["expected"]["pixel_values_videos"]["shape"])
+        shape = case["expected"]["pixel_values_videos"]["shape"]
+        want = np.fromfile(GOLDEN / "blobs" / blob, dtype="<f4").reshape(shape)
         bad = np.flatnonzero(pv.reshape(-1).view(np.uint32) != want.reshape(-1).view(np.uint32))
         assert bad.size == 0, f"pixel_values_videos differ first at flat index {bad[:1]}"
     compare(ours, case["expected"], case["name"])

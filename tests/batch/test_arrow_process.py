@@ -16,7 +16,7 @@ from mm_framework import par  # noqa: E402
 from mm_framework.arrow import model_kwargs, pixel_values, process_table  # noqa: E402
 from mm_framework.arrow.process import feature_f32  # noqa: E402
 
-from batch_cases import FAMILIES, IMAGES, family_case  # noqa: E402
+from .batch_cases import FAMILIES, IMAGES, family_case  # noqa: E402
 
 
 def _requests(ph: int) -> tuple[pa.Table, list[tuple[list[bytes], list[int]]]]:
@@ -45,7 +45,8 @@ def _assert_row_matches(row: pa.Table, out: mmf.Output, pixels: str) -> None:
     assert got["mm_hashes"] == [it.hash for it in out.items]
     assert got["mm_offsets"] == [list(o) for o in out.offsets]
     assert got["mm_sizes"] == [list(it.size) for it in out.items]
-    assert got["mm_processed_sizes"] == [None if it.processed_size is None else list(it.processed_size) for it in out.items]
+    sizes = [None if it.processed_size is None else list(it.processed_size) for it in out.items]
+    assert got["mm_processed_sizes"] == sizes
     if isinstance(out.positions, mmf.MRope):
         assert got["mrope_positions"] == out.positions.positions.reshape(-1).tolist()
         assert got["mrope_delta"] == out.positions.delta
@@ -182,8 +183,10 @@ def test_schema_is_fixed_whatever_the_rows(tmp_path):
     pipe = mmf.pipeline_from_spec(spec)
     ok = process_table(pipe, pa.table({"id": ["a"], "images": [[IMAGES[0]]], "input_ids": [[ph]]}))
     bad = process_table(pipe, pa.table({"id": ["b"], "images": [[b"junk"]], "input_ids": [[ph]]}))
-    empty = process_table(pipe, pa.table({"id": pa.array([], pa.string()), "images": pa.array([], pa.list_(pa.binary())),
-                                          "input_ids": pa.array([], pa.list_(pa.int64()))}))
+    empty = process_table(pipe, pa.table({
+        "id": pa.array([], pa.string()), "images": pa.array([], pa.list_(pa.binary())),
+        "input_ids": pa.array([], pa.list_(pa.int64())),
+    }))
     assert ok.schema.equals(bad.schema, check_metadata=True) and ok.schema.equals(empty.schema, check_metadata=True)
     for k, t in enumerate((ok, bad, empty)):
         pq.write_table(t, tmp_path / f"part-{k}.parquet")

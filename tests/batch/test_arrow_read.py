@@ -12,14 +12,16 @@ pa = pytest.importorskip("pyarrow")
 import mm_framework as mmf  # noqa: E402
 from mm_framework.arrow import SCHEMA_VERSION, metadata, model_kwargs, pixel_values, process_table  # noqa: E402
 
-from batch_cases import IMAGES, family_case  # noqa: E402
+from .batch_cases import IMAGES, family_case  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def qwen():
     spec, ph = family_case("qwen_vl")
     pipe = mmf.pipeline_from_spec(spec)
-    table = pa.table({"id": ["a", "b"], "images": [[IMAGES[0], IMAGES[1]], [b"junk"]], "input_ids": [[ph, 3, ph], [ph]]})
+    table = pa.table(
+        {"id": ["a", "b"], "images": [[IMAGES[0], IMAGES[1]], [b"junk"]], "input_ids": [[ph, 3, ph], [ph]]}
+    )
     want = pipe.process(mmf.MmInput(images=[IMAGES[0], IMAGES[1]], input_ids=[ph, 3, ph]))
     return spec, {mode: process_table(pipe, table, pixels=mode) for mode in ("f32", "u8", "none")}, want
 

@@ -25,7 +25,7 @@ pytest.importorskip("tqdm")
 from mm_framework.cli import main  # noqa: E402
 from mm_framework.testing import sample_image  # noqa: E402
 
-from batch_cases import family_case  # noqa: E402
+from .batch_cases import family_case  # noqa: E402
 
 CORRUPT = {"013.jpg": b"not an image", "076.png": b"", "151.jpg": sample_image(160, 120, "JPEG", 151)[:400]}
 

@@ -20,7 +20,7 @@ import pytest
 pytest.importorskip("ray.data")
 pytest.importorskip("pyarrow")
 
-from batch_cases import family_case  # noqa: E402
+from .batch_cases import family_case  # noqa: E402
 
 TIMEOUT_S = 240
 
@@ -39,7 +39,9 @@ def _session_pids(sid: int) -> list[int]:
 
 def test_preprocess_on_a_local_ray_instance(tmp_path):
     family_case("qwen_vl")
-    env = {**os.environ, "RAY_memory_monitor_refresh_ms": "0", "RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
+    env = {
+        **os.environ, "RAY_memory_monitor_refresh_ms": "0", "RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0",
+    }
     job = Path(__file__).with_name("ray_job.py")
     proc = subprocess.Popen(
         [sys.executable, str(job), str(tmp_path)], env=env, start_new_session=True,

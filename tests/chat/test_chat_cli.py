@@ -12,7 +12,7 @@ import pytest
 import mm_framework as mmf
 from mm_framework.cli import main
 from mm_framework.testing.images import sample_image
-from qwen_model_dir import make_qwen2_vl_dir
+from .qwen_model_dir import make_qwen2_vl_dir
 
 pytest.importorskip("jinja2")
 pytest.importorskip("tokenizers")

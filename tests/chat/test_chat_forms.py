@@ -11,7 +11,7 @@ import pytest
 
 import mm_framework as mmf
 from mm_framework.testing.images import sample_image
-from qwen_model_dir import IDS, make_qwen2_vl_dir
+from .qwen_model_dir import IDS, make_qwen2_vl_dir, tokenizer_config
 
 pytest.importorskip("jinja2")
 pytest.importorskip("tokenizers")
@@ -106,8 +106,6 @@ def test_request_options_and_item_options(proc):
 
 
 def test_tools_and_documents_reach_the_template(tmp_path):
-    from qwen_model_dir import tokenizer_config
-
     root = make_qwen2_vl_dir(tmp_path / "m", chat_template_json=False, config=tokenizer_config(template=False))
     (root / "chat_template.jinja").write_text(
         "{% for t in tools %}{{ t | tojson }}{% endfor %}|{{ documents[0].title }}|{{ messages[-1].tool_calls[0].id }}"

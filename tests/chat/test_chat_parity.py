@@ -18,7 +18,7 @@ from PIL import Image
 
 import mm_framework as mmf
 from mm_framework.testing.images import sample_image
-from qwen_model_dir import IDS, TEMPLATE, make_qwen2_vl_dir, tokenizer_config
+from .qwen_model_dir import IDS, TEMPLATE, make_qwen2_vl_dir, tokenizer_config
 
 pytest.importorskip("jinja2")
 pytest.importorskip("tokenizers")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from qwen_model_dir import make_qwen2_vl_dir
+from .qwen_model_dir import make_qwen2_vl_dir
 
 pytest.importorskip("jinja2")
 pytest.importorskip("tokenizers")

@@ -11,7 +11,7 @@ import pytest
 
 import mm_framework as mmf
 from mm_framework.testing.images import sample_image
-from qwen_model_dir import make_qwen2_vl_dir, tokenizer_config
+from .qwen_model_dir import make_qwen2_vl_dir, tokenizer_config
 
 pytest.importorskip("jinja2")
 pytest.importorskip("tokenizers")
@@ -86,7 +86,7 @@ def test_bad_messages(proc, messages, error, message):
 @pytest.mark.parametrize(("part", "error", "message"), [
     ({**IMAGE, "resized_height": 100}, mmf.SpecError,
      "item 0 (data:image/png;base64,...): message 0 part 1: processor option 'resized_height' is not one family "
-     "'qwen_vl' takes for a image item; it takes: max_pixels, min_pixels"),
+     "'qwen_vl' takes for image items; it takes: max_pixels, min_pixels"),
     ({**IMAGE, "max_pixels": "big"}, mmf.SpecError,
      "item 0 (data:image/png;base64,...): message 0 part 1: processor option max_pixels='big' for this image: "
      "qwen_vl spec: field 'max_pixels' must be an integer, got 'big'"),

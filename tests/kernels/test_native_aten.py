@@ -2,8 +2,9 @@
 
 The numpy ``aten_u8`` resizer is exact against torchvision (its fixtures are in
 tests/kernels/golden); the native kernel (here through ``resize_rgb`` with the native
-kernels forced) runs the same per-axis tables through the C passes (docs/kernels.md, "ATen uint8 antialiased bicubic") and must give the same bytes
-over a random sweep of sizes, for any band split and thread count.
+kernels forced) runs the same per-axis tables through the C passes (docs/kernels.md,
+"ATen uint8 antialiased bicubic") and must give the same bytes over a random sweep of
+sizes, for any band split and thread count.
 """
 
 from __future__ import annotations

@@ -31,7 +31,8 @@ def test_sweeps_pass_with_the_portable_body(tmp_path):
     )
     assert probe.stdout.strip() == "baseline"
     run = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-k", "bicubic or lanczos or random_sweep or band",
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+         "-k", "bicubic or lanczos or random_sweep or band",
          str(HERE / "test_native_pil.py"), str(HERE / "test_native_aten.py")],
         env=env, capture_output=True, text=True, cwd=tmp_path,
     )

@@ -85,7 +85,8 @@ def _resample_breaks(axis: str) -> list:
         ("src", a["src"][..., 0].ravel()), ("src", a["src"][None]), ("src", a["src"][..., :2]),
         ("src", np.zeros((20, 30, 4), np.uint8)), ("src", _strided(a["src"], 1)), ("src", _strided(a["src"], 2)),
         ("src", a["src"][::-1]), ("src", a["src"].transpose(1, 0, 2)), ("src", np.zeros((0, 30, 3), np.uint8)),
-        ("dst", _ro(a["dst"])), ("dst", bytes(a["dst"].nbytes)), ("dst", a["dst"][:-1] if axis == "h" else a["dst"][:, :-1]),
+        ("dst", _ro(a["dst"])), ("dst", bytes(a["dst"].nbytes)),
+        ("dst", a["dst"][:-1] if axis == "h" else a["dst"][:, :-1]),
         ("dst", a["dst"][..., :1]), ("dst", a["dst"].astype(np.int16)), ("dst", _strided(a["dst"], 1)),
         ("dst", a["src"]),
         ("bounds", a["bounds"].astype(np.int64)), ("bounds", a["bounds"][:-1]), ("bounds", a["bounds"][:, :1]),
@@ -117,7 +118,9 @@ def _call_resample(axis: str, args: dict) -> None:
 @pytest.mark.parametrize("axis", ["h", "v"])
 def test_resample_rejects_every_break(axis):
     _call_resample(axis, _resample_args(axis))  # the valid call works
-    cases = [(name, value, {**_resample_args(axis), name: value, **extra}) for name, value, extra in _resample_breaks(axis)]
+    cases = [
+        (name, value, {**_resample_args(axis), name: value, **extra}) for name, value, extra in _resample_breaks(axis)
+    ]
     assert not _accepted(lambda args: _call_resample(axis, args), cases)
 
 
@@ -165,7 +168,7 @@ def test_patchify_qwen_rejects_every_break():
     a = _qwen_args()
     _call_qwen(a)
     two = np.stack([a["frames"], a["frames"]])
-    breaks = [("frames", v) for v in NOT_BUFFERS] + [("lut", v) for v in NOT_BUFFERS] + [("out", v) for v in NOT_BUFFERS]
+    breaks = [(name, v) for name in ("frames", "lut", "out") for v in NOT_BUFFERS]
     breaks += [
         ("frames", a["frames"].astype(np.float32)), ("frames", a["frames"][..., 0]), ("frames", two[None]),
         ("frames", np.zeros((56, 84, 4), np.uint8)), ("frames", a["frames"][:42]), ("frames", a["frames"][:, :70]),
@@ -214,7 +217,8 @@ def test_patchify_bf16_rejects_every_break():
         ("rgb", np.zeros((33, 50, 4), np.uint8)), ("rgb", _strided(a["rgb"], 1)), ("rgb", a["rgb"][::-1]),
         ("rgb", a["rgb"][:20]), ("rgb", a["rgb"][:, :47]),
         ("lut", a["lut"].astype(np.float32)), ("lut", a["lut"][:, :200]), ("lut", _strided(a["lut"], 1)),
-        ("pad", a["pad"][:2]), ("pad", a["pad"].astype(np.int32)), ("pad", a["pad"][None]), ("pad", _strided(a["pad"], 0)),
+        ("pad", a["pad"][:2]), ("pad", a["pad"].astype(np.int32)), ("pad", a["pad"][None]),
+        ("pad", _strided(a["pad"], 0)),
         ("out", _ro(a["out"])), ("out", a["out"][:-1]), ("out", a["out"].reshape(12, 16 * 16 * 3)),
         ("out", a["out"].astype(np.float32)), ("out", _strided(a["out"], 3)), ("out", a["out"][:, :, :15]),
         ("out", a["out"].view(np.uint8)), ("ps", 0), ("ps", 8), ("ps", 5000), ("lo", -1), ("hi", 4),

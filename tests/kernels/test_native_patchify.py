@@ -95,7 +95,8 @@ def test_bf16_equals_numpy(ps):
 def test_bf16_strided_view():
     rng = np.random.default_rng(6)
     img = rng.integers(0, 256, (120, 150, 3), dtype=np.uint8)[7:100:2, 3:140]
-    assert np.array_equal(native.patchify_bf16(img, inkling.LUT, inkling.PAD_BITS, 16), portable(inkling.patchify, img, 16))
+    got = native.patchify_bf16(img, inkling.LUT, inkling.PAD_BITS, 16)
+    assert np.array_equal(got, portable(inkling.patchify, img, 16))
 
 
 def test_bands_are_independent():

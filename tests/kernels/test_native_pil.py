@@ -22,7 +22,9 @@ from mm_framework.kernels import native, pil_vertical_first, resize_rgb
 
 pytestmark = pytest.mark.skipif(not native.built(), reason=f"native kernels not built: {native.missing_cause()}")
 
-FILTERS = {"bilinear": Image.Resampling.BILINEAR, "bicubic": Image.Resampling.BICUBIC, "lanczos": Image.Resampling.LANCZOS}
+FILTERS = {
+    "bilinear": Image.Resampling.BILINEAR, "bicubic": Image.Resampling.BICUBIC, "lanczos": Image.Resampling.LANCZOS,
+}
 PAIRS_PER_FILTER = 1100
 
 
@@ -138,7 +140,8 @@ def test_strided_views_are_accepted():
     rng = np.random.default_rng(2)
     base = _image(rng, 50, 90, 3)
     for view in (base[::2], base[:, ::3], base[5:40, 7:80], base[::-1]):
-        assert np.array_equal(native_pil(view, 33, 21, "bicubic"), _pillow(np.ascontiguousarray(view), 33, 21, "bicubic"))
+        want = _pillow(np.ascontiguousarray(view), 33, 21, "bicubic")
+        assert np.array_equal(native_pil(view, 33, 21, "bicubic"), want)
 
 
 @pytest.mark.parametrize("channels", [1, 3])

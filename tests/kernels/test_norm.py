@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kernel_refs import BUILDERS, CLIP_MEAN, CLIP_STD, HALF, every_value_image, fixture, hf_order
+from .kernel_refs import BUILDERS, CLIP_MEAN, CLIP_STD, HALF, every_value_image, fixture, hf_order
 from mm_framework.errors import InternalError, SpecError
 from mm_framework.kernels import (
     ChannelNorm,
@@ -117,3 +117,15 @@ def test_identity_program():
     assert norm.steps == ()
     rgb = every_value_image(32, 32, 1)
     assert np.array_equal(patchify_merged_blocks(rgb, 4, 2, 2, norm), hf_order(rgb, 4, 2, 2, lut))
+
+
+@pytest.mark.parametrize(("norm_builder", "_"), BUILDERS)
+def test_apply_is_the_table_on_either_path(norm_builder, _):
+    """``apply`` gives ``lut[c][values]`` bit for bit, by the program and by the gather,
+    on strided views (a channel of an HWC image) as the layouts pass them."""
+    rgb = every_value_image(48, 32, 3)
+    for norm in (norm_builder(CLIP_MEAN, CLIP_STD), ChannelNorm(norm_builder(CLIP_MEAN, CLIP_STD).lut)):
+        for c in range(3):
+            out = np.empty(rgb.shape[:2], np.float32)
+            assert norm.apply(c, rgb[:, :, c], out) is out
+            assert out.tobytes() == norm.lut[c][rgb[:, :, c]].tobytes(), (norm.steps is None, c)

@@ -8,7 +8,7 @@ import hashlib
 import numpy as np
 import pytest
 
-from kernel_refs import BUILDERS, CLIP_MEAN, CLIP_STD, HALF, every_value_image, fixture, gen, hf_order
+from .kernel_refs import BUILDERS, CLIP_MEAN, CLIP_STD, HALF, every_value_image, fixture, gen, hf_order
 from mm_framework import par
 from mm_framework.kernels import native
 from mm_framework.kernels import patchify as patchify_module
@@ -104,7 +104,9 @@ def test_pixel_values_match_transformers_processor(case):
     assert hashlib.sha256(pv.tobytes()).hexdigest() == case["sha256"]
 
 
-GEOMETRIES = [(56, 84, 14, 2, 2), (64, 32, 16, 2, 2), (36, 24, 4, 3, 2), (12, 18, 3, 2, 3), (8, 8, 2, 1, 1), (28, 56, 14, 1, 2)]
+GEOMETRIES = [
+    (56, 84, 14, 2, 2), (64, 32, 16, 2, 2), (36, 24, 4, 3, 2), (12, 18, 3, 2, 3), (8, 8, 2, 1, 1), (28, 56, 14, 1, 2),
+]
 
 
 @pytest.mark.parametrize(("h", "w", "ps", "m", "tps"), GEOMETRIES)
@@ -146,7 +148,8 @@ def test_patchify_reads_pixel_strided_views():
     big = every_value_image(56, 112, 3)
     rgb = big[:, ::2]
     norm = channel_norm_fused(HALF, HALF)
-    assert np.array_equal(patchify_merged_blocks(rgb, 14, 2, 2, norm), hf_order(np.ascontiguousarray(rgb), 14, 2, 2, norm.lut))
+    want = hf_order(np.ascontiguousarray(rgb), 14, 2, 2, norm.lut)
+    assert np.array_equal(patchify_merged_blocks(rgb, 14, 2, 2, norm), want)
 
 
 def hf_video_order(frames, ps, m, lut):
@@ -173,7 +176,8 @@ def test_patchify_frame_stack_equals_hf_video_reshape(mode, h, w, ps, m, tps):
     try:
         for frames in (np.ascontiguousarray(clip[:tps, :h, :w]), clip[1:, 3 : 3 + h, 2 : 2 + w]):
             want = hf_video_order(np.ascontiguousarray(frames), ps, m, norm.lut)
-            assert np.array_equal(patchify_merged_blocks(frames, ps, m, tps, norm).view(np.uint32), want.view(np.uint32))
+            got = patchify_merged_blocks(frames, ps, m, tps, norm)
+            assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
     finally:
         native.set_mode(None)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kernel_refs import SCALED_DIMS_PINS, fixture
+from .kernel_refs import SCALED_DIMS_PINS, fixture
 from mm_framework.errors import MediaError, SpecError
 from mm_framework.kernels import scaled_dims, smart_resize
 

@@ -24,6 +24,7 @@ import numpy as np
 from PIL import Image
 
 import mm_framework as mmf
+from mm_framework import plugin as mmp
 from mm_framework import media, plugins
 from mm_framework.media.proxy import NO_PROXY_ENV_ORDER, PROXY_ENV_ORDER
 
@@ -342,25 +343,25 @@ class _ProbeProcessor:
     of the image decoder.
     """
 
-    @mmf.hookimpl
-    def mm_decode(self, data: bytes, options: mmf.DecodeOptions) -> mmf.DecodedImage:
-        return mmf.DecodedImage(np.frombuffer(data[:3].ljust(3, b"\0"), np.uint8).reshape(1, 1, 3))
+    @mmp.hookimpl
+    def mm_decode(self, data: bytes, options: mmp.DecodeOptions) -> mmp.DecodedImage:
+        return mmp.DecodedImage(np.frombuffer(data[:3].ljust(3, b"\0"), np.uint8).reshape(1, 1, 3))
 
-    @mmf.hookimpl
-    def mm_process_item(self, media: mmf.DecodedImage) -> mmf.ProcessedItem:
-        return mmf.ProcessedItem(feature=mmf.Tensor.f32(media.rgb[:1, :1].reshape(1, 3)), geometry=None)
+    @mmp.hookimpl
+    def mm_process_item(self, media: mmp.DecodedImage) -> mmp.ProcessedItem:
+        return mmp.ProcessedItem(feature=mmp.Tensor.f32(media.rgb[:1, :1].reshape(1, 3)), geometry=None)
 
-    @mmf.hookimpl
-    def mm_layout(self, input_ids: np.ndarray, geometries: list) -> mmf.TokenLayout:
-        return mmf.layout_by_placeholder(input_ids, PLACEHOLDER, [1] * len(geometries))
+    @mmp.hookimpl
+    def mm_layout(self, input_ids: np.ndarray, geometries: list) -> mmp.TokenLayout:
+        return mmp.layout_by_placeholder(input_ids, PLACEHOLDER, [1] * len(geometries))
 
-    @mmf.hookimpl
-    def mm_plan_item(self, header: mmf.ImageHeader) -> mmf.ItemPlan:
-        return mmf.ItemPlan(mmf.Grid(1, 1, 1), (header.width, header.height))
+    @mmp.hookimpl
+    def mm_plan_item(self, header: mmp.ImageHeader) -> mmp.ItemPlan:
+        return mmp.ItemPlan(mmf.Grid(1, 1, 1), (header.width, header.height))
 
 
 class _ProbePlugin:
-    @mmf.hookimpl
+    @mmp.hookimpl
     def mm_register_families(self, register) -> None:
         register("fetch_probe", lambda params: _ProbeProcessor())
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from mm_framework import DecodedImage, DecodeOptions
+from mm_framework.plugin import DecodedImage, DecodeOptions
 from mm_framework.media.decode import SourcedImage, decode_rgb, take_source
 
 
@@ -21,7 +21,9 @@ def _encode(mode: str, fmt: str = "PNG") -> bytes:
     return buf.getvalue()
 
 
-@pytest.mark.parametrize(("mode", "fmt"), [("RGB", "PNG"), ("RGB", "JPEG"), ("L", "PNG"), ("RGBA", "PNG"), ("P", "PNG")])
+@pytest.mark.parametrize(
+    ("mode", "fmt"), [("RGB", "PNG"), ("RGB", "JPEG"), ("L", "PNG"), ("RGBA", "PNG"), ("P", "PNG")]
+)
 @pytest.mark.parametrize("alpha", ["composite", "drop"])
 def test_lent_source_has_the_array_pixels(mode, fmt, alpha):
     data = _encode(mode, fmt)

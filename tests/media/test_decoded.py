@@ -14,7 +14,7 @@ import mm_framework as mmf
 from mm_framework import content_hash
 from mm_framework.testing import assert_same_output
 
-from conftest import png_bytes
+from ..conftest import png_bytes
 
 RGB = np.random.default_rng(3).integers(0, 256, (24, 40, 3), dtype=np.uint8)
 
@@ -33,7 +33,8 @@ def test_array_pil_and_encoded_forms_give_the_same_features(toy_pipe):
     im = Image.fromarray(RGB)
     outs = [run(toy_pipe, [src]) for src in (png(im), im, RGB)]
     for other in outs[1:]:
-        assert other.items[0].feature == outs[0].items[0].feature and other.input_ids.tolist() == outs[0].input_ids.tolist()
+        assert other.items[0].feature == outs[0].items[0].feature
+        assert other.input_ids.tolist() == outs[0].input_ids.tolist()
     assert outs[0].items[0].size == outs[1].items[0].size == (40, 24)
 
 
@@ -100,7 +101,8 @@ def test_limits_apply_to_decoded_inputs(toy):
         run(pipe, [Image.fromarray(RGB)])
     tight = mmf.pipeline_from_spec({"family": "toy", "image_token_id": 1},
                                    limits=mmf.Limits(max_request_bytes=RGB.nbytes + 10))
-    with pytest.raises(mmf.LimitExceededError, match="item 1: decoded image of 2880 bytes exceeds the request media byte budget"):
+    match = "item 1: decoded image of 2880 bytes exceeds the request media byte budget"
+    with pytest.raises(mmf.LimitExceededError, match=match):
         run(tight, [RGB, RGB])
 
 
@@ -126,7 +128,8 @@ def test_a_relative_path_string_says_how_to_pass_it(toy_pipe, tmp_path, monkeypa
 
 
 def test_unsupported_source_types_name_the_accepted_ones():
-    with pytest.raises(mmf.InvalidInputError, match="item 1: unsupported source type int; expected bytes, str, a pathlib.Path"):
+    match = "item 1: unsupported source type int; expected bytes, str, a pathlib.Path"
+    with pytest.raises(mmf.InvalidInputError, match=match):
         mmf.MmInput(images=[b"x", 5], input_ids=[1])
     with pytest.raises(mmf.InvalidInputError, match="not a single source"):
         mmf.MmInput(images=RGB, input_ids=[1])

@@ -13,7 +13,7 @@ import time
 import urllib.parse
 
 import pytest
-from fetch_helpers import (
+from .fetch_helpers import (
     IMAGE, PLACEHOLDER, Server, clean_env, closed_port, probe_family, probe_pipeline, resolve, running,
 )
 
@@ -208,7 +208,10 @@ def test_compressed_bodies_are_decoded(mode, origin):
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize(
     "coding, match",
-    [("truncated", "truncated gzip body"), ("garbage", "invalid gzip body"), ("br", "unsupported Content-Encoding 'br'")],
+    [
+        ("truncated", "truncated gzip body"), ("garbage", "invalid gzip body"),
+        ("br", "unsupported Content-Encoding 'br'"),
+    ],
 )
 def test_bad_content_coding_is_a_fetch_error(mode, coding, match, origin):
     _raises(mmf.FetchError, match, mode, [origin.url(f"/encoded/{coding}")])
@@ -239,7 +242,8 @@ def test_request_timeout_parsing(raw, seconds, monkeypatch):
 @pytest.mark.parametrize("raw", ["abc", "1.5", "0", "-2", "3s"])
 def test_bad_request_timeout_names_the_variable(raw, monkeypatch):
     monkeypatch.setenv("REQUEST_TIMEOUT", raw)
-    with pytest.raises(mmf.SpecError, match=f"REQUEST_TIMEOUT must be a positive whole number of seconds .*got '{raw}'"):
+    match = f"REQUEST_TIMEOUT must be a positive whole number of seconds .*got '{raw}'"
+    with pytest.raises(mmf.SpecError, match=match):
         media.request_timeout()
 
 

@@ -12,10 +12,12 @@ matching a CIDR. Likewise ``[::1]`` in the host-parsing vectors becomes
 from __future__ import annotations
 
 import pytest
-from fetch_helpers import IMAGE, Server, clean_env, closed_port, proxy_server, resolve, running
+from .fetch_helpers import IMAGE, Server, clean_env, closed_port, proxy_server, resolve, running
 
 import mm_framework as mmf
-from mm_framework.media.proxy import host_port_of, no_proxy_from_env, no_proxy_matches, proxy_for, proxy_from_env, redact
+from mm_framework.media.proxy import (
+    host_port_of, no_proxy_from_env, no_proxy_matches, proxy_for, proxy_from_env, redact,
+)
 
 MODES = ["sync", "async"]
 

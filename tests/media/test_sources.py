@@ -9,7 +9,7 @@ import threading
 
 import numpy as np
 import pytest
-from fetch_helpers import IMAGE, PLACEHOLDER, clean_env, probe_family, probe_pipeline, resolve
+from .fetch_helpers import IMAGE, PLACEHOLDER, clean_env, probe_family, probe_pipeline, resolve
 
 import mm_framework as mmf
 from mm_framework import media
@@ -181,7 +181,8 @@ def test_bytes_like_sources_are_copied_and_capped(mode):
     out = resolve(mode, [buf, memoryview(b"xyz"), b"q"])
     buf[0] = ord("z")
     assert out == [b"abc", b"xyz", b"q"] and all(type(x) is bytes for x in out)
-    err = _raises(mmf.LimitExceededError, "exceeds 2 bytes", mode, [b"ab", b"abc"], limits=mmf.Limits(max_source_bytes=2))
+    limits = mmf.Limits(max_source_bytes=2)
+    err = _raises(mmf.LimitExceededError, "exceeds 2 bytes", mode, [b"ab", b"abc"], limits=limits)
     assert err.item == 1
     _raises(mmf.LimitExceededError, "budget", mode, [b"ab", b"abc"], limits=mmf.Limits(max_request_bytes=4))
 
@@ -245,7 +246,8 @@ def test_file_caps(mode, tmp_path):
     assert resolve(mode, files, limits=mmf.Limits(max_request_bytes=4096)) == [bytes([i]) * 1024 for i in range(4)]
     one = tmp_path / "one"
     one.write_bytes(b"!")
-    _raises(mmf.LimitExceededError, "request media byte budget", mode, [*files, str(one)], limits=mmf.Limits(max_request_bytes=4096))
+    limits = mmf.Limits(max_request_bytes=4096)
+    _raises(mmf.LimitExceededError, "request media byte budget", mode, [*files, str(one)], limits=limits)
     # The per-source cap holds whatever the budget.
     big = tmp_path / "big"
     big.write_bytes(bytes(1001))

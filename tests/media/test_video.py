@@ -26,8 +26,10 @@ def _frame(w: int, h: int, k: int) -> np.ndarray:
     return np.stack([(xx * 7 + k * 19) % 256, (yy * 5 + k * 3) % 256, (xx + yy + k * 11) % 256], -1).astype(np.uint8)
 
 
-def encode(n: int, w: int = 48, h: int = 32, *, codec: str = "mpeg4", fmt: str = "mp4", rate=10, faststart: bool = False,
-           tmp: str | None = None) -> bytes:
+def encode(
+    n: int, w: int = 48, h: int = 32, *, codec: str = "mpeg4", fmt: str = "mp4", rate=10, faststart: bool = False,
+    tmp: str | None = None,
+) -> bytes:
     av = pytest.importorskip("av")
     target = os.path.join(tmp, "clip." + fmt) if tmp else io.BytesIO()
     options = {"movflags": "faststart"} if faststart else {}

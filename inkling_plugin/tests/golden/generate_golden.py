@@ -102,7 +102,10 @@ REQUESTS = [
         "ps16_no_rescale",
         {"family": "inkling", "patch_size": 16, "rescale_frac": None, "rescale_cap": None, "image_token_id": 9},
         [9, 5, 9, 6, 9],
-        [("input_0.png", 34, 50, 23, "png"), ("input_1.png", 32, 32, 24, "png-rgba"), ("input_2.png", 5, 90, 25, "png")],
+        [
+            ("input_0.png", 34, 50, 23, "png"), ("input_1.png", 32, 32, 24, "png-rgba"),
+            ("input_2.png", 5, 90, 25, "png"),
+        ],
     ),
 ]
 

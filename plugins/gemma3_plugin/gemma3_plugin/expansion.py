@@ -23,7 +23,7 @@ from collections.abc import Sequence
 import attrs
 import numpy as np
 
-import mm_framework as mmf
+from mm_framework import plugin as mmp
 
 from .spec import Gemma3Spec
 
@@ -67,18 +67,18 @@ def newline_tokens(count: int, s: Gemma3Spec) -> list[int]:
     return out
 
 
-def layout(ids: np.ndarray, cores: Sequence[Core], s: Gemma3Spec) -> mmf.TokenLayout:
+def layout(ids: np.ndarray, cores: Sequence[Core], s: Gemma3Spec) -> mmp.TokenLayout:
     """The layout of prompt ``ids`` whose i-th placeholder expands to ``cores[i]``."""
     places = np.flatnonzero(ids == s.boi_token_id)
     if len(places) != len(cores):
-        raise mmf.LayoutError(
+        raise mmp.LayoutError(
             f"gemma3: prompt has {len(places)} <start_of_image> placeholder(s) (id {s.boi_token_id}) "
             f"but {len(cores)} image(s)"
         )
     newline = (ids >= s.newline_ids.start) & (ids < s.newline_ids.stop)
     # Newline count of every source token (0 for the rest), for summing runs.
     widths = np.where(newline, ids - s.newline_token_id + 1, 0)
-    segments: list[mmf.Text | mmf.Media] = []
+    segments: list[mmp.Text | mmp.Media] = []
     done = 0  # source tokens consumed so far
     item = 0
     n = len(ids)
@@ -90,7 +90,7 @@ def layout(ids: np.ndarray, cores: Sequence[Core], s: Gemma3Spec) -> mmf.TokenLa
         while start > done and newline[start - 1]:
             start -= 1
         if start > done:
-            segments.append(mmf.Text(done, start))
+            segments.append(mmp.Text(done, start))
         carried = int(widths[start:p].sum())  # newlines waiting before the next core
         cut = start  # first source token the next item replaces
         while True:
@@ -103,15 +103,15 @@ def layout(ids: np.ndarray, cores: Sequence[Core], s: Gemma3Spec) -> mmf.TokenLa
             end = nxt if last else p + 1
             head = newline_tokens(carried + core.lead, s)
             tail = newline_tokens(2 + between, s) if last else []
-            pattern = mmf.Explicit(
+            pattern = mmp.Explicit(
                 (*head, *core.ids, *tail), len(head) + core.content_start, len(head) + core.content_end
             )
-            segments.append(mmf.Media(item, pattern, span=end - cut))
+            segments.append(mmp.Media(item, pattern, span=end - cut))
             item += 1
             if last:
                 done = end
                 break
             carried, cut, p = 2 + between, end, nxt
     if done < n:
-        segments.append(mmf.Text(done, n))
-    return mmf.TokenLayout(segments)
+        segments.append(mmp.Text(done, n))
+    return mmp.TokenLayout(segments)

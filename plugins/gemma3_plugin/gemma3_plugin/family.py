@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-import mm_framework as mmf
+from mm_framework import plugin as mmp
 from mm_framework import kernels
 
 from .expansion import build_cores, layout
@@ -54,7 +54,7 @@ class Gemma3Family:
         self._norm = channel_norm(self.spec)
         self._cores = build_cores(self.spec)
         # The decoder lends its Pillow image when the resize runs through Pillow.
-        self._decode_options = mmf.DecodeOptions(
+        self._decode_options = mmp.DecodeOptions(
             alpha=self.spec.alpha, exif_transpose=self.spec.exif_transpose,
             keep_source=kernels.resize_wants_source(self.spec.resample),
         )
@@ -71,11 +71,11 @@ class Gemma3Family:
             s.pan_and_scan_min_ratio_to_activate,
         )
 
-    def item_plan(self, boxes: Sequence[Box]) -> mmf.ItemPlan:
+    def item_plan(self, boxes: Sequence[Box]) -> mmp.ItemPlan:
         """The plan of an image with crop ``boxes``: ``Tiles(1 + crops)``, each tile the
         spec's ``width`` x ``height`` (the size every image and crop is resized to, so the
         size the model sees)."""
-        return mmf.ItemPlan(mmf.Tiles(1 + len(boxes)), (self.spec.width, self.spec.height))
+        return mmp.ItemPlan(mmp.Tiles(1 + len(boxes)), (self.spec.width, self.spec.height))
 
     def resized(self, rgb: np.ndarray, source: Any = None) -> np.ndarray:
         """``rgb`` resized to the spec's size (``rgb`` itself when it has that size already:
@@ -88,40 +88,33 @@ class Gemma3Family:
     def normalize_into(self, rgb: np.ndarray, out: np.ndarray) -> None:
         """HWC uint8 ``rgb`` -> ``out`` float32 ``[3, h, w]``, one band of rows per task."""
         height, width = rgb.shape[:2]
-        steps, lut = self._norm.steps, self._norm.lut
 
         def run(a: int, b: int) -> None:
             for c in range(3):
-                plane = out[c, a:b]
-                if steps is None:
-                    np.take(lut[c], rgb[a:b, :, c], out=plane)
-                    continue
-                np.copyto(plane, rgb[a:b, :, c], casting="unsafe")
-                for ufunc, k in steps:
-                    ufunc(plane, k[c], out=plane)
+                self._norm.apply(c, rgb[a:b, :, c], out[c, a:b])
 
         kernels.for_chunks(run, height, kernels.rows_per_worker(height, height * width))
 
     # -- hooks --------------------------------------------------------------------
 
-    @mmf.hookimpl
-    def mm_capabilities(self) -> mmf.Capabilities:
+    @mmp.hookimpl
+    def mm_capabilities(self) -> mmp.Capabilities:
         # The Gemma vocabulary's ids are int32; anything else is a caller bug. The prompt
         # marks an image with <start_of_image> (Gemma3Processor's image_token, the tokenizer's
         # boi_token), which the layout expands.
-        return mmf.Capabilities(
+        return mmp.Capabilities(
             id_range=(0, 2**31 - 1), placeholders={"image": self.spec.boi_token_id},
-            placeholder_texts={"image": "<start_of_image>"}, outputs={"image": mmf.ItemOutputs("f32")},
+            placeholder_texts={"image": "<start_of_image>"}, outputs={"image": mmp.ItemOutputs("f32")},
         )
 
-    @mmf.hookimpl
-    def mm_decode_options(self) -> mmf.DecodeOptions:
+    @mmp.hookimpl
+    def mm_decode_options(self) -> mmp.DecodeOptions:
         return self._decode_options
 
-    @mmf.hookimpl
-    def mm_process_item(self, media: mmf.DecodedImage) -> mmf.ProcessedItem:
+    @mmp.hookimpl
+    def mm_process_item(self, media: mmp.DecodedImage) -> mmp.ProcessedItem:
         s = self.spec
-        rgb, source = media.rgb, mmf.take_source(media)
+        rgb, source = media.rgb, mmp.take_source(media)
         boxes = self.crops(media.width, media.height)
         feature = np.empty((1 + len(boxes), 3, s.height, s.width), dtype=_F32)
         self.normalize_into(self.resized(rgb, source), feature[0])
@@ -134,19 +127,19 @@ class Gemma3Family:
             crop = source.crop((x0, y0, x1, y1)) if source is not None else None
             self.normalize_into(self.resized(rgb[y0:y1, x0:x1], crop), feature[k])
         plan = self.item_plan(boxes)
-        return mmf.ProcessedItem(feature=mmf.Tensor(feature, "f32"), geometry=plan.geometry, size=plan.size)
+        return mmp.ProcessedItem(feature=mmp.Tensor(feature, "f32"), geometry=plan.geometry, size=plan.size)
 
-    @mmf.hookimpl
-    def mm_layout(self, input_ids: np.ndarray, geometries: Sequence[Any]) -> mmf.TokenLayout:
+    @mmp.hookimpl
+    def mm_layout(self, input_ids: np.ndarray, geometries: Sequence[Any]) -> mmp.TokenLayout:
         return layout(np.asarray(input_ids), [self._cores[_tiles(g) - 1] for g in geometries], self.spec)
 
-    @mmf.hookimpl
-    def mm_plan_item(self, header: mmf.ImageHeader) -> mmf.ItemPlan:
+    @mmp.hookimpl
+    def mm_plan_item(self, header: mmp.ImageHeader) -> mmp.ItemPlan:
         width, height = header.width, header.height
         return self.item_plan(self.crops(width, height))
 
-    @mmf.hookimpl
-    def mm_model_kwargs(self, items: Sequence[mmf.OutputItem]) -> dict[str, np.ndarray]:
+    @mmp.hookimpl
+    def mm_model_kwargs(self, items: Sequence[mmp.OutputItem]) -> dict[str, np.ndarray]:
         """``pixel_values`` ``[sum(1 + crops), 3, height, width]`` float32, images in order.
 
         The model's other image input, ``token_type_ids``, is ``input_ids == image_token_id``
@@ -159,6 +152,6 @@ class Gemma3Family:
 
 
 def _tiles(geometry: Any) -> int:
-    if not isinstance(geometry, mmf.Tiles):
-        raise mmf.InternalError(f"gemma3: expected a Tiles geometry, got {type(geometry).__name__}")
+    if not isinstance(geometry, mmp.Tiles):
+        raise mmp.InternalError(f"gemma3: expected a Tiles geometry, got {type(geometry).__name__}")
     return geometry.n

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import mm_framework as mmf
+from mm_framework import plugin as mmp
 
 from .spec import parse_spec
 
@@ -52,8 +52,8 @@ NAMES = {"image_token_index": "image_token_id", "boi_token_index": "boi_token_id
 KNOWN = {*PINNED, *PROCESSOR_OVERRIDES, *CLASS_DEFAULTS, "image_processor_type", "processor_class", "image_seq_length"}
 
 
-def _err(key: str, message: str) -> mmf.SpecError:
-    return mmf.SpecError(f"preprocessor_config.json: {key!r} {message}")
+def _err(key: str, message: str) -> mmp.SpecError:
+    return mmp.SpecError(f"preprocessor_config.json: {key!r} {message}")
 
 
 def _same(value: Any, pinned: Any) -> bool:
@@ -71,7 +71,7 @@ def _size(pp: Mapping[str, Any]) -> tuple[Any, Any]:
 def _model_value(config: Mapping[str, Any], key: str) -> Any:
     alias = NAMES.get(key)
     if key in config and alias in config and config[key] != config[alias]:
-        raise mmf.SpecError(f"config.json: {key!r}={config[key]!r} and {alias!r}={config[alias]!r} disagree")
+        raise mmp.SpecError(f"config.json: {key!r}={config[key]!r} and {alias!r}={config[alias]!r} disagree")
     return config.get(key, config.get(alias, MODEL_DEFAULTS[key])) if alias else config.get(key, MODEL_DEFAULTS[key])
 
 
@@ -80,7 +80,7 @@ def resolve(config: Mapping[str, Any], preprocessor_config: Mapping[str, Any]) -
     if not isinstance(config, Mapping) or config.get("model_type") not in MODEL_TYPES:
         return None
     if not isinstance(preprocessor_config, Mapping):
-        raise mmf.SpecError(f"preprocessor_config.json: expected an object, got {type(preprocessor_config).__name__}")
+        raise mmp.SpecError(f"preprocessor_config.json: expected an object, got {type(preprocessor_config).__name__}")
     pp = dict(preprocessor_config)
     for key in pp:
         if key not in KNOWN:
@@ -96,7 +96,9 @@ def resolve(config: Mapping[str, Any], preprocessor_config: Mapping[str, Any]) -
             raise _err(key, f"must be one of {sorted(allowed)}, got {pp[key]!r}")
     resample = pp.get("resample", CLASS_DEFAULTS["resample"])
     if isinstance(resample, bool) or resample not in RESAMPLE:
-        raise _err("resample", f"must be one of {sorted(RESAMPLE)} (Pillow LANCZOS, BILINEAR, BICUBIC), got {resample!r}")
+        raise _err(
+            "resample", f"must be one of {sorted(RESAMPLE)} (Pillow LANCZOS, BILINEAR, BICUBIC), got {resample!r}"
+        )
     tokens = _model_value(config, "mm_tokens_per_image")
     seq = pp.get("image_seq_length", tokens)
     if seq != tokens:
@@ -108,7 +110,10 @@ def resolve(config: Mapping[str, Any], preprocessor_config: Mapping[str, Any]) -
         "height": height,
         "width": width,
         "resample": RESAMPLE[resample],
-        **{k: pp.get(k, CLASS_DEFAULTS[k]) for k in ("do_rescale", "rescale_factor", "do_normalize", "image_mean", "image_std")},
+        **{
+            k: pp.get(k, CLASS_DEFAULTS[k])
+            for k in ("do_rescale", "rescale_factor", "do_normalize", "image_mean", "image_std")
+        },
     }
     spec = parse_spec(fields)
     _check_vision_config(config, spec.height, spec.width)
@@ -121,9 +126,9 @@ def _check_vision_config(config: Mapping[str, Any], height: int, width: int) -> 
     if vision is None:
         return
     if not isinstance(vision, Mapping):
-        raise mmf.SpecError(f"config.json: 'vision_config' must be an object, got {vision!r}")
+        raise mmp.SpecError(f"config.json: 'vision_config' must be an object, got {vision!r}")
     side = vision.get("image_size")
     if side is not None and (height, width) != (side, side):
-        raise mmf.SpecError(
+        raise mmp.SpecError(
             f"config.json: vision_config.image_size={side!r} disagrees with the preprocessor's size {height}x{width}"
         )

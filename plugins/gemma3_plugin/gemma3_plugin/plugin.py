@@ -6,24 +6,24 @@ import copy
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import mm_framework as mmf
+from mm_framework import plugin as mmp
 
 from .family import Gemma3Family
 from .hf_config import resolve
 from .spec import FAMILY, PRESETS
 
 
-@mmf.hookimpl
+@mmp.hookimpl
 def mm_register_families(register: Callable[[str, Callable[[dict[str, Any]], object]], None]) -> None:
     register(FAMILY, Gemma3Family)
 
 
-@mmf.hookimpl
+@mmp.hookimpl
 def mm_register_presets(register: Callable[[str, Mapping[str, Any]], None]) -> None:
     for name, spec in PRESETS.items():
         register(name, copy.deepcopy(spec))
 
 
-@mmf.hookimpl
+@mmp.hookimpl
 def mm_spec_from_hf_configs(config: Mapping[str, Any], preprocessor_config: Mapping[str, Any]) -> dict[str, Any] | None:
     return resolve(config, preprocessor_config)

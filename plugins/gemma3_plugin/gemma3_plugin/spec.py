@@ -1,7 +1,7 @@
 """The ``gemma3`` spec: its fields, their validation, and the shipped presets.
 
 A spec is ``{"family": "gemma3", **fields}``; the factory receives the fields without
-``"family"``. Every field is read through :class:`mm_framework.SpecFields` (unknown and
+``"family"``. Every field is read through :class:`mm_framework.plugin.SpecFields` (unknown and
 missing fields, types and ranges, each error naming the field) and then checked against
 the others. Facts behind the fields and defaults: docs/families/gemma3.md.
 
@@ -17,6 +17,7 @@ from typing import Any
 import attrs
 
 import mm_framework as mmf
+from mm_framework import plugin as mmp
 
 FAMILY = "gemma3"
 # Ids are int32 in the Gemma vocabulary (262,144 entries plus the soft token).
@@ -110,7 +111,7 @@ class Gemma3Spec:
         return {"family": FAMILY, **d}
 
 
-def _ids(f: mmf.SpecFields, params: Mapping[str, Any], name: str) -> tuple[int, ...]:
+def _ids(f: mmp.SpecFields, params: Mapping[str, Any], name: str) -> tuple[int, ...]:
     """A non-empty list of int32 token ids (SpecFields reads scalars; each entry is checked here)."""
     value = params.get(name, DEFAULTS[name])
     if not isinstance(value, (list, tuple)) or not value:
@@ -123,7 +124,7 @@ def _ids(f: mmf.SpecFields, params: Mapping[str, Any], name: str) -> tuple[int, 
 
 def parse_spec(params: Mapping[str, Any]) -> Gemma3Spec:
     """Validate the spec fields (without ``"family"``) into a :class:`Gemma3Spec`."""
-    f = mmf.SpecFields(FAMILY, params, required=REQUIRED, defaults=DEFAULTS)
+    f = mmp.SpecFields(FAMILY, params, required=REQUIRED, defaults=DEFAULTS)
     token = {"minimum": 0, "maximum": MAX_ID}
     spec = Gemma3Spec(
         image_token_id=f.integer("image_token_id", **token),
@@ -155,7 +156,7 @@ def parse_spec(params: Mapping[str, Any]) -> Gemma3Spec:
     return spec
 
 
-def _cross_check(f: mmf.SpecFields, s: Gemma3Spec) -> None:
+def _cross_check(f: mmp.SpecFields, s: Gemma3Spec) -> None:
     if s.image_seq_length > s.height * s.width:
         # The soft tokens pool the vision tower's patches of the height x width image.
         raise f.error(

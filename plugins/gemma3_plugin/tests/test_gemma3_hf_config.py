@@ -9,7 +9,7 @@ import pytest
 
 import mm_framework as mmf
 from gemma3_plugin.hf_config import resolve
-from gemma3_reference import PREPROCESSOR_CONFIG as PREPROCESSOR  # google/gemma-3-4b-it's (docs/families/gemma3.md §1)
+from .gemma3_reference import PREPROCESSOR_CONFIG as PREPROCESSOR  # google/gemma-3-4b-it's (docs/families/gemma3.md §1)
 
 CONFIG = {
     "architectures": ["Gemma3ForConditionalGeneration"], "boi_token_index": 255999, "eoi_token_index": 256000,
@@ -84,7 +84,8 @@ def test_values_reach_the_spec_checks():
 def test_config_disagreements_are_refused():
     vision = copy.deepcopy(CONFIG)
     vision["vision_config"]["image_size"] = 448
-    with pytest.raises(mmf.SpecError, match="vision_config.image_size=448 disagrees with the preprocessor's size 896x896"):
+    match = "vision_config.image_size=448 disagrees with the preprocessor's size 896x896"
+    with pytest.raises(mmf.SpecError, match=match):
         resolve(vision, PREPROCESSOR)
     with pytest.raises(mmf.SpecError, match="'vision_config' must be an object"):
         resolve({**CONFIG, "vision_config": 3}, PREPROCESSOR)

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import mm_framework as mmf
+from mm_framework import plugin as mmp
 from gemma3_plugin.expansion import build_cores, layout, newline_tokens
 from gemma3_plugin.spec import parse_spec
 
@@ -23,7 +24,7 @@ NL = {k: 9 + k for k in range(1, 5)}  # newline runs
 
 def expand(ids, crops):
     src = np.asarray(ids, dtype=np.int64)
-    out = mmf.apply_layout(src, layout(src, [CORES[c] for c in crops], SPEC), len(crops))
+    out = mmp.apply_layout(src, layout(src, [CORES[c] for c in crops], SPEC), len(crops))
     return out.input_ids.tolist(), [list(o) for o in out.offsets]
 
 

@@ -18,7 +18,7 @@ import io
 import numpy as np
 import pytest
 
-import gemma3_images
+from . import gemma3_images
 import mm_framework as mmf
 from gemma3_plugin.pan_and_scan import crop_boxes
 
@@ -51,7 +51,8 @@ SPECS = {
     "small_bicubic_unnormalized": {**PRESET, "height": 61, "width": 100, "resample": "pil_bicubic",
                                    "do_normalize": False, "do_pan_and_scan": True, "pan_and_scan_min_crop_size": 40},
     "lanczos_unrescaled": {**PRESET, "height": 224, "width": 160, "resample": "pil_lanczos", "do_rescale": False,
-                           "image_mean": [0.48145466, 0.4578275, 0.40821073], "image_std": [0.26862954, 0.26130258, 0.27577711]},
+                           "image_mean": [0.48145466, 0.4578275, 0.40821073],
+                           "image_std": [0.26862954, 0.26130258, 0.27577711]},
     "many_crops": {**PRESET, "height": 64, "width": 64, "do_pan_and_scan": True, "pan_and_scan_min_crop_size": 8,
                    "pan_and_scan_max_num_crops": 9, "pan_and_scan_min_ratio_to_activate": 1.01},
 }

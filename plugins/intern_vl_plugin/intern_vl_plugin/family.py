@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-import mm_framework as mmf
+from mm_framework import plugin as mmp
 from mm_framework.kernels import for_chunks
 
 from .bicubic import resize_to_tiles
@@ -73,18 +73,18 @@ class InternVlFamily:
 
     # -- hooks --------------------------------------------------------------------
 
-    @mmf.hookimpl
-    def mm_capabilities(self) -> mmf.Capabilities:
+    @mmp.hookimpl
+    def mm_capabilities(self) -> mmp.Capabilities:
         # The slot's text is known when it is <IMG_CONTEXT> (the preset, as SGLang and
         # transformers' InternVLProcessor); another slot id is a token of the caller's choice.
         s = self.spec
         texts = {"image": "<IMG_CONTEXT>"} if s.image_token_id == s.img_context_token_id else {}
-        return mmf.Capabilities(
-            placeholders={"image": s.image_token_id}, placeholder_texts=texts, outputs={"image": mmf.ItemOutputs("f32")}
+        return mmp.Capabilities(
+            placeholders={"image": s.image_token_id}, placeholder_texts=texts, outputs={"image": mmp.ItemOutputs("f32")}
         )
 
-    @mmf.hookimpl
-    def mm_process_item(self, media: mmf.DecodedImage) -> mmf.ProcessedItem:
+    @mmp.hookimpl
+    def mm_process_item(self, media: mmp.DecodedImage) -> mmp.ProcessedItem:
         size = self.spec.image_size
         grid = self.grid(media.width, media.height)
         feature = np.empty((grid.tiles, 3, size, size), dtype=_F32)
@@ -92,27 +92,27 @@ class InternVlFamily:
         resize_to_tiles(image, grid.cols, grid.rows, size, feature[: grid.blocks])
         if grid.thumbnail:
             resize_to_tiles(image, 1, 1, size, feature[grid.blocks :])
-        return mmf.ProcessedItem(
-            feature=mmf.Tensor(feature, "f32"), geometry=mmf.Tiles(grid.tiles), size=self._canvas(grid)
+        return mmp.ProcessedItem(
+            feature=mmp.Tensor(feature, "f32"), geometry=mmp.Tiles(grid.tiles), size=self._canvas(grid)
         )
 
-    @mmf.hookimpl
-    def mm_layout(self, input_ids: np.ndarray, geometries: Sequence[Any]) -> mmf.TokenLayout:
+    @mmp.hookimpl
+    def mm_layout(self, input_ids: np.ndarray, geometries: Sequence[Any]) -> mmp.TokenLayout:
         counts = [self.tokens(_tiles(g)) for g in geometries]
-        by_slot = mmf.layout_by_placeholder(input_ids, self.spec.image_token_id, counts)
-        return mmf.TokenLayout(
-            mmf.Media(seg.item, self._pattern(counts[seg.item])) if isinstance(seg, mmf.Media) else seg
+        by_slot = mmp.layout_by_placeholder(input_ids, self.spec.image_token_id, counts)
+        return mmp.TokenLayout(
+            mmp.Media(seg.item, self._pattern(counts[seg.item])) if isinstance(seg, mmp.Media) else seg
             for seg in by_slot.segments
         )
 
-    @mmf.hookimpl
-    def mm_plan_item(self, header: mmf.ImageHeader) -> mmf.ItemPlan:
+    @mmp.hookimpl
+    def mm_plan_item(self, header: mmp.ImageHeader) -> mmp.ItemPlan:
         width, height = header.width, header.height
         grid = self.grid(width, height)
-        return mmf.ItemPlan(mmf.Tiles(grid.tiles), self._canvas(grid))
+        return mmp.ItemPlan(mmp.Tiles(grid.tiles), self._canvas(grid))
 
-    @mmf.hookimpl
-    def mm_model_kwargs(self, items: Sequence[mmf.OutputItem]) -> dict[str, np.ndarray]:
+    @mmp.hookimpl
+    def mm_model_kwargs(self, items: Sequence[mmp.OutputItem]) -> dict[str, np.ndarray]:
         """``pixel_values`` ``[sum(tiles), 3, size, size]`` f32 and ``num_patches`` ``[n]`` i64.
 
         ``num_patches`` is SGLang's ``num_patches_list``: the tile count of each image,
@@ -135,13 +135,13 @@ class InternVlFamily:
         """``(width, height)`` the image is resized to before it is cut into tiles."""
         return grid.cols * self.spec.image_size, grid.rows * self.spec.image_size
 
-    def _pattern(self, n: int) -> mmf.Explicit:
+    def _pattern(self, n: int) -> mmp.Explicit:
         s = self.spec
         ids = (s.img_start_token_id,) + (s.img_context_token_id,) * n + (s.img_end_token_id,)
-        return mmf.Explicit(ids, 1, 1 + n)
+        return mmp.Explicit(ids, 1, 1 + n)
 
 
 def _tiles(geometry: Any) -> int:
-    if not isinstance(geometry, mmf.Tiles):
-        raise mmf.InternalError(f"intern_vl: expected a Tiles geometry, got {type(geometry).__name__}")
+    if not isinstance(geometry, mmp.Tiles):
+        raise mmp.InternalError(f"intern_vl: expected a Tiles geometry, got {type(geometry).__name__}")
     return geometry.n

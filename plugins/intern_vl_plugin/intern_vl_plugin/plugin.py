@@ -6,18 +6,18 @@ import copy
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import mm_framework as mmf
+from mm_framework import plugin as mmp
 
 from .family import InternVlFamily
 from .spec import FAMILY, PRESETS
 
 
-@mmf.hookimpl
+@mmp.hookimpl
 def mm_register_families(register: Callable[[str, Callable[[dict[str, Any]], object]], None]) -> None:
     register(FAMILY, InternVlFamily)
 
 
-@mmf.hookimpl
+@mmp.hookimpl
 def mm_register_presets(register: Callable[[str, Mapping[str, Any]], None]) -> None:
     for name, spec in PRESETS.items():
         register(name, copy.deepcopy(spec))

@@ -16,7 +16,8 @@ from typing import Any
 
 import attrs
 
-from mm_framework import Limits, SpecFields
+from mm_framework import Limits
+from mm_framework.plugin import SpecFields
 
 FAMILY = "intern_vl"
 

@@ -45,8 +45,10 @@ def candidate_grids(max_num: int) -> tuple[tuple[int, int], ...]:
 def select_grid(width: int, height: int, candidates: tuple[tuple[int, int], ...], use_thumbnail: bool) -> TileGrid:
     """The grid whose ``cols / rows`` is closest to ``width / height``.
 
-    Follows SGLang's ``InternVLImageProcessor.dynamic_preprocess`` (docs/families/intern_vl.md): the first strictly smaller ``|aspect - cols/rows|`` wins; on an exact tie the
-    larger tile count wins. Upstream InternVL's ``find_closest_aspect_ratio`` differs on
+    Follows SGLang's ``InternVLImageProcessor.dynamic_preprocess``
+    (docs/families/intern_vl.md): the first strictly smaller ``|aspect - cols/rows|`` wins;
+    on an exact tie the larger tile count wins. Upstream InternVL's
+    ``find_closest_aspect_ratio`` differs on
     ties: it takes the later grid only when ``width * height > 0.5 * image_size**2 *
     cols * rows``, so small images stay on fewer tiles there (a 32x32 image with 16-pixel
     tiles: upstream 2x2, here 3x3). The arithmetic is Python float64, as in SGLang, so

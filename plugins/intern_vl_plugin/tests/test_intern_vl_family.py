@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import intern_vl_cases as ic
+from . import intern_vl_cases as ic
 import mm_framework as mmf
+from mm_framework import plugin as mmp
 from intern_vl_plugin.bicubic import resize_to_tiles
 from intern_vl_plugin.family import InternVlFamily
 
@@ -30,9 +31,9 @@ def family() -> InternVlFamily:
     return InternVlFamily({k: v for k, v in SPEC.items() if k != "family"})
 
 
-def _expand(family: InternVlFamily, ids: list[int], geometries: list) -> mmf.ExpandedPrompt:
+def _expand(family: InternVlFamily, ids: list[int], geometries: list) -> mmp.ExpandedPrompt:
     src = np.asarray(ids, dtype=np.int64)
-    return mmf.apply_layout(src, family.mm_layout(input_ids=src, geometries=geometries), len(geometries))
+    return mmp.apply_layout(src, family.mm_layout(input_ids=src, geometries=geometries), len(geometries))
 
 
 def test_layout_example_offsets_cover_the_context_run(family):
@@ -71,7 +72,7 @@ def test_normalize_divides_by_255_like_torch(family):
 
 def test_process_item_tiles_then_thumbnail(family):
     rgb = np.random.default_rng(0).integers(0, 256, size=(30, 50, 3), dtype=np.uint8)
-    item = family.mm_process_item(media=mmf.DecodedImage(rgb))
+    item = family.mm_process_item(media=mmp.DecodedImage(rgb))
     grid = family.grid(50, 30)
     assert (grid.cols, grid.rows, grid.thumbnail) == (3, 2, True)
     assert item.geometry == mmf.Tiles(7)
@@ -89,7 +90,7 @@ def test_process_item_tiles_then_thumbnail(family):
 def test_single_tile_has_no_thumbnail():
     family = InternVlFamily({**{k: v for k, v in SPEC.items() if k != "family"}, "max_num": 1})
     rgb = np.random.default_rng(1).integers(0, 256, size=(16, 16, 3), dtype=np.uint8)
-    item = family.mm_process_item(media=mmf.DecodedImage(rgb))
+    item = family.mm_process_item(media=mmp.DecodedImage(rgb))
     assert item.geometry == mmf.Tiles(1)
     # 16x16 into one 16-pixel tile is an identity resize: the normalized image itself.
     assert item.feature.array[0].tobytes() == family.normalize(rgb).tobytes()
@@ -116,7 +117,7 @@ def test_model_kwargs_concatenate_tiles():
     assert kwargs["pixel_values"].shape == (10 + 7, 3, 16, 16) and kwargs["pixel_values"].dtype == np.float32
     assert kwargs["num_patches"].tolist() == [10, 7] and kwargs["num_patches"].dtype == np.int64
     assert np.array_equal(kwargs["pixel_values"][10:], out.items[1].feature.array)
-    empty = pipe.hooks.model_kwargs([])
+    empty = InternVlFamily({k: v for k, v in SPEC.items() if k != "family"}).mm_model_kwargs(items=[])
     assert empty["pixel_values"].shape == (0, 3, 16, 16) and empty["num_patches"].shape == (0,)
 
 

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from blake3 import blake3
 
-import intern_vl_cases as ic
+from . import intern_vl_cases as ic
 import mm_framework as mmf
 
 GOLDEN = Path(__file__).resolve().parent / "golden"

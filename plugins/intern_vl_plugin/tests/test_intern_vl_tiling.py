@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from intern_vl_plugin.tiling import TileGrid, candidate_grids, select_grid
-from intern_vl_torch_reference import closest_grid, target_ratios
+from .intern_vl_torch_reference import closest_grid, target_ratios
 
 
 def _grid(w: int, h: int, max_num: int = 12, thumb: bool = True) -> TileGrid:

@@ -14,9 +14,9 @@ import pytest
 pytestmark = pytest.mark.torch_parity
 torch = pytest.importorskip("torch")
 
-import intern_vl_cases as ic  # noqa: E402
+from . import intern_vl_cases as ic  # noqa: E402
 import mm_framework as mmf  # noqa: E402
-from intern_vl_torch_reference import preprocess  # noqa: E402
+from .intern_vl_torch_reference import preprocess  # noqa: E402
 
 CASES = list(ic.cases())
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-import mm_framework as mmf
+from mm_framework import plugin as mmp
 from mm_framework.kernels import ChannelNorm, channel_norm_pil, resize_wants_source
 
 from . import anyres, pixels
@@ -34,7 +34,7 @@ class LlavaOnevisionFamily:
         s = self.spec
         self._norm = _short_norm(channel_norm_pil(s.image_mean, s.image_std, s.rescale_factor), s)
         # The decoder lends its Pillow image when the resize runs through Pillow.
-        self._decode_options = mmf.DecodeOptions(
+        self._decode_options = mmp.DecodeOptions(
             alpha=s.alpha, exif_transpose=s.exif_transpose,
             keep_source=resize_wants_source(s.resample),
         )
@@ -44,52 +44,52 @@ class LlavaOnevisionFamily:
 
     # -- hooks --------------------------------------------------------------------
 
-    @mmf.hookimpl
-    def mm_capabilities(self) -> mmf.Capabilities:
+    @mmp.hookimpl
+    def mm_capabilities(self) -> mmp.Capabilities:
         # Qwen2 vocabularies are int32 token ids; anything else is a caller bug. <image> is
         # LlavaOnevisionProcessor's image_token (an added token of the checkpoint's tokenizer).
-        return mmf.Capabilities(
+        return mmp.Capabilities(
             id_range=(0, 2**31 - 1), placeholders={"image": self.spec.image_token_id},
             placeholder_texts={"image": "<image>"},
-            outputs={"image": mmf.ItemOutputs("f32", {"image_sizes": ("i64", (2,))})},
+            outputs={"image": mmp.ItemOutputs("f32", {"image_sizes": ("i64", (2,))})},
         )
 
-    @mmf.hookimpl
-    def mm_decode_options(self) -> mmf.DecodeOptions:
+    @mmp.hookimpl
+    def mm_decode_options(self) -> mmp.DecodeOptions:
         return self._decode_options
 
-    @mmf.hookimpl
-    def mm_process_item(self, media: mmf.DecodedImage) -> mmf.ProcessedItem:
+    @mmp.hookimpl
+    def mm_process_item(self, media: mmp.DecodedImage) -> mmp.ProcessedItem:
         s = self.spec
         rgb = media.rgb
-        source = mmf.take_source(media)
-        item = self.mm_plan_item(mmf.ImageHeader(rgb.shape[1], rgb.shape[0]))
+        source = mmp.take_source(media)
+        item = self.mm_plan_item(mmp.ImageHeader(rgb.shape[1], rgb.shape[0]))
         plan = item.geometry
         padded = pixels.canvas(pixels.fitted_image(rgb, plan, s.resample, source), plan)
         base = pixels.base_image(rgb, s.image_size, s.resample, source)
         del source  # freed before the patch stack is allocated: a lower peak per item
         stack = pixels.patch_stack(base, padded, plan, s.image_size, self._norm)
-        return mmf.ProcessedItem(
-            feature=mmf.Tensor(stack, "f32"),
-            aux={"image_sizes": mmf.Tensor.i64([plan.height, plan.width])},
+        return mmp.ProcessedItem(
+            feature=mmp.Tensor(stack, "f32"),
+            aux={"image_sizes": mmp.Tensor.i64([plan.height, plan.width])},
             geometry=plan,
             size=item.size,
         )
 
-    @mmf.hookimpl
-    def mm_layout(self, input_ids: np.ndarray, geometries: Sequence[Any]) -> mmf.TokenLayout:
-        return mmf.layout_by_placeholder(input_ids, self.spec.image_token_id, [_plan(g).tokens for g in geometries])
+    @mmp.hookimpl
+    def mm_layout(self, input_ids: np.ndarray, geometries: Sequence[Any]) -> mmp.TokenLayout:
+        return mmp.layout_by_placeholder(input_ids, self.spec.image_token_id, [_plan(g).tokens for g in geometries])
 
-    @mmf.hookimpl
-    def mm_plan_item(self, header: mmf.ImageHeader) -> mmf.ItemPlan:
+    @mmp.hookimpl
+    def mm_plan_item(self, header: mmp.ImageHeader) -> mmp.ItemPlan:
         """The anyres plan, processed at the pinpoint canvas the crops are cut from (the
         base image is always ``image_size`` square, so the canvas is what varies)."""
         width, height = header.width, header.height
         plan = self.plan(width, height)
-        return mmf.ItemPlan(plan, plan.canvas)
+        return mmp.ItemPlan(plan, plan.canvas)
 
-    @mmf.hookimpl
-    def mm_model_kwargs(self, items: Sequence[mmf.OutputItem]) -> dict[str, np.ndarray]:
+    @mmp.hookimpl
+    def mm_model_kwargs(self, items: Sequence[mmp.OutputItem]) -> dict[str, np.ndarray]:
         """transformers' three image tensors for one prompt of ``n`` images:
 
         ``pixel_values`` f32 ``[n, max_patches, 3, S, S]`` (each item's patches, then zero
@@ -121,5 +121,5 @@ def _short_norm(norm: ChannelNorm, spec: LlavaOnevisionSpec) -> ChannelNorm:
 
 def _plan(geometry: Any) -> anyres.AnyresPlan:
     if not isinstance(geometry, anyres.AnyresPlan):
-        raise mmf.InternalError(f"llava_onevision: expected an AnyresPlan geometry, got {type(geometry).__name__}")
+        raise mmp.InternalError(f"llava_onevision: expected an AnyresPlan geometry, got {type(geometry).__name__}")
     return geometry

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import mm_framework as mmf
+from mm_framework import plugin as mmp
 
 from .spec import FAMILY, ONEVISION_PINPOINTS, parse_spec
 
@@ -62,8 +62,8 @@ CONFIG_DEFAULTS: dict[str, Any] = {
 VISION_DEFAULTS = {"image_size": 384, "patch_size": 14}
 
 
-def _err(key: str, message: str) -> mmf.SpecError:
-    return mmf.SpecError(f"preprocessor_config.json: {key!r} {message}")
+def _err(key: str, message: str) -> mmp.SpecError:
+    return mmp.SpecError(f"preprocessor_config.json: {key!r} {message}")
 
 
 def _same(value: Any, pinned: Any) -> bool:
@@ -90,11 +90,11 @@ def _resample(pp: Mapping[str, Any]) -> str:
 def _vision(config: Mapping[str, Any]) -> dict[str, Any]:
     vision = config.get("vision_config") or {}
     if not isinstance(vision, Mapping):
-        raise mmf.SpecError(f"config.json: 'vision_config' must be an object, got {vision!r}")
+        raise mmp.SpecError(f"config.json: 'vision_config' must be an object, got {vision!r}")
     out = {k: vision.get(k, v) for k, v in VISION_DEFAULTS.items()}
     for k, v in out.items():
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise mmf.SpecError(f"config.json: vision_config.{k} must be a positive integer, got {v!r}")
+            raise mmp.SpecError(f"config.json: vision_config.{k} must be a positive integer, got {v!r}")
     return out
 
 
@@ -129,13 +129,13 @@ def resolve(config: Mapping[str, Any], preprocessor_config: Mapping[str, Any]) -
     if not isinstance(config, Mapping) or config.get("model_type") != MODEL_TYPE:
         return None
     if not isinstance(preprocessor_config, Mapping):
-        raise mmf.SpecError(f"preprocessor_config.json: expected an object, got {type(preprocessor_config).__name__}")
+        raise mmp.SpecError(f"preprocessor_config.json: expected an object, got {type(preprocessor_config).__name__}")
     pp = dict(preprocessor_config)
     _check_preprocessor_keys(pp)
     size = _image_size(pp)
     vision = _vision(config)
     if vision["image_size"] != size:
-        raise mmf.SpecError(
+        raise mmp.SpecError(
             f"config.json: vision_config.image_size={vision['image_size']!r} disagrees with the preprocessor's "
             f"size {size!r}"
         )
@@ -146,10 +146,10 @@ def resolve(config: Mapping[str, Any], preprocessor_config: Mapping[str, Any]) -
     if _pairs(model_pinpoints) != _pairs(pinpoints):
         # The model unpacks the crops with its own pinpoints: a different list would
         # misplace every crop.
-        raise mmf.SpecError("config.json: 'image_grid_pinpoints' disagrees with the preprocessor's")
+        raise mmp.SpecError("config.json: 'image_grid_pinpoints' disagrees with the preprocessor's")
     token = {k: config.get(k, v) for k, v in CONFIG_DEFAULTS.items()}
     if "image_token_id" in config and config["image_token_id"] != token["image_token_index"]:
-        raise mmf.SpecError("config.json: 'image_token_id' disagrees with 'image_token_index'")
+        raise mmp.SpecError("config.json: 'image_token_id' disagrees with 'image_token_index'")
     spec = parse_spec(
         {
             "image_token_id": token["image_token_index"],

@@ -48,15 +48,8 @@ def base_image(rgb: np.ndarray, size: int, resample: str, source: Image.Image | 
 
 def _normalize_into(out: np.ndarray, patch: np.ndarray, norm: ChannelNorm) -> None:
     """``out[c] = norm_c(patch[..., c])``: ``out`` is one ``[3, S, S]`` f32 slot."""
-    chw = patch.transpose(2, 0, 1)
-    if norm.steps is None:
-        for c in range(3):
-            np.take(norm.lut[c], chw[c], out=out[c])
-        return
-    np.copyto(out, chw)
     for c in range(3):
-        for ufunc, k in norm.steps:
-            ufunc(out[c], k[c], out=out[c])
+        norm.apply(c, patch[..., c], out[c])
 
 
 def patch_stack(base: np.ndarray, padded: np.ndarray, plan: AnyresPlan, size: int, norm: ChannelNorm) -> np.ndarray:

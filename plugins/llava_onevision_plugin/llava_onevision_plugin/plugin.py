@@ -6,24 +6,24 @@ import copy
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import mm_framework as mmf
+from mm_framework import plugin as mmp
 
 from . import hf_config
 from .family import LlavaOnevisionFamily
 from .spec import FAMILY, PRESETS
 
 
-@mmf.hookimpl
+@mmp.hookimpl
 def mm_register_families(register: Callable[[str, Callable[[dict[str, Any]], object]], None]) -> None:
     register(FAMILY, LlavaOnevisionFamily)
 
 
-@mmf.hookimpl
+@mmp.hookimpl
 def mm_register_presets(register: Callable[[str, Mapping[str, Any]], None]) -> None:
     for name, spec in PRESETS.items():
         register(name, copy.deepcopy(spec))
 
 
-@mmf.hookimpl
+@mmp.hookimpl
 def mm_spec_from_hf_configs(config: Mapping[str, Any], preprocessor_config: Mapping[str, Any]) -> dict[str, Any] | None:
     return hf_config.resolve(config, preprocessor_config)

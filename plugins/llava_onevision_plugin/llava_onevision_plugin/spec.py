@@ -1,7 +1,7 @@
 """The ``llava_onevision`` spec: its fields, their validation, and the shipped preset.
 
 A spec is ``{"family": "llava_onevision", **fields}``; the factory receives the fields
-without ``"family"``. Every field is read through :class:`mmf.SpecFields` (unknown and
+without ``"family"``. Every field is read through :class:`mmp.SpecFields` (unknown and
 missing fields, types, ranges) and then checked against the others; every failure is a
 ``SpecError`` naming the field. The values transformers would accept but this family
 does not clone exactly are refused, not approximated (docs/families/llava_onevision.md).
@@ -17,6 +17,7 @@ from typing import Any
 import attrs
 
 import mm_framework as mmf
+from mm_framework import plugin as mmp
 
 FAMILY = "llava_onevision"
 
@@ -84,7 +85,7 @@ class LlavaOnevisionSpec:
         return {"family": FAMILY, **d}
 
 
-def _pinpoints(f: mmf.SpecFields, raw: Any, size: int) -> tuple[tuple[int, int], ...]:
+def _pinpoints(f: mmp.SpecFields, raw: Any, size: int) -> tuple[tuple[int, int], ...]:
     name = "image_grid_pinpoints"
     if not isinstance(raw, (list, tuple)) or not raw:
         raise f.error(name, f"must be a non-empty list of [height, width] pairs, got {raw!r}")
@@ -92,11 +93,11 @@ def _pinpoints(f: mmf.SpecFields, raw: Any, size: int) -> tuple[tuple[int, int],
     for k, pair in enumerate(raw):
         if not isinstance(pair, (list, tuple)) or len(pair) != 2:
             raise f.error(name, f"entry {k} must be a [height, width] pair, got {pair!r}")
-        inner = mmf.SpecFields.arguments(height=pair[0], width=pair[1])
+        inner = mmp.SpecFields.arguments(height=pair[0], width=pair[1])
         try:
             h = inner.integer("height", minimum=1)
             w = inner.integer("width", minimum=1)
-        except mmf.SpecError as e:
+        except mmp.SpecError as e:
             raise f.error(name, f"entry {k}: {e}") from None
         if h % size or w % size:
             # transformers would cut smaller edge crops and stretch them to the crop size;
@@ -110,7 +111,7 @@ def _pinpoints(f: mmf.SpecFields, raw: Any, size: int) -> tuple[tuple[int, int],
 
 def parse_spec(params: Mapping[str, Any]) -> LlavaOnevisionSpec:
     """Validate the spec fields (without ``"family"``) into a :class:`LlavaOnevisionSpec`."""
-    f = mmf.SpecFields(FAMILY, params, required=REQUIRED, defaults=DEFAULTS)
+    f = mmp.SpecFields(FAMILY, params, required=REQUIRED, defaults=DEFAULTS)
     size = f.integer("image_size", minimum=1)
     tokens = f.integer("num_image_tokens", minimum=1)
     if math.isqrt(tokens) ** 2 != tokens:

@@ -63,7 +63,9 @@ MODELS: dict[str, list[str] | None] = {
 }
 # Requests with several images (flat image lists: every image takes the anyres path).
 MULTI: dict[str, list[tuple[str, list[str], str]]] = {
-    "multi_photo_screenshot": [("user", ["photo_640x480.jpg", "screenshot_1920x1080.png"], "Which one is a screenshot?")],
+    "multi_photo_screenshot": [
+        ("user", ["photo_640x480.jpg", "screenshot_1920x1080.png"], "Which one is a screenshot?"),
+    ],
     "multi_turn_thin": [
         ("user", ["tiny_10x10.png"], "What is this?"),
         ("assistant", [], "A tiny picture."),
@@ -272,7 +274,9 @@ def jobs(model: str, subset: list[str] | None):
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--tokenizer-dir", default=None, help="cache of the rebuilt tokenizer (read if present, else written)")
+    ap.add_argument(
+        "--tokenizer-dir", default=None, help="cache of the rebuilt tokenizer (read if present, else written)"
+    )
     ap.add_argument("--only", default="", help="comma-separated case-name substrings to regenerate")
     args = ap.parse_args(argv)
     vers, tokenizer, written = versions(), build_tokenizer(args.tokenizer_dir), 0
@@ -284,10 +288,12 @@ def main(argv: list[str] | None = None) -> int:
                 if args.only and not any(s in name for s in args.only.split(",")):
                     continue
                 case = {"name": name, "spec": spec_of(proc, entry), **run_case(proc, entry, turns, tmp)}
-                case["provenance"] = {"generator": "plugins/llava_onevision_plugin/tests/generate_llava_onevision_goldens.py",
-                                      "model_dir": f"golden/models/{model}", "processor": "LlavaOnevisionProcessor",
-                                      "image_processor": type(proc.image_processor).__name__, "entry": entry,
-                                      "prompt_text": render(turns), "image_maker": "llava_onevision_images", **vers}
+                case["provenance"] = {
+                    "generator": "plugins/llava_onevision_plugin/tests/generate_llava_onevision_goldens.py",
+                    "model_dir": f"golden/models/{model}", "processor": "LlavaOnevisionProcessor",
+                    "image_processor": type(proc.image_processor).__name__, "entry": entry,
+                    "prompt_text": render(turns), "image_maker": "llava_onevision_images", **vers,
+                }
                 rejection = expected_error(case)
                 if rejection:
                     case = {k: v for k, v in case.items() if k not in ("expected", "llava_onevision")}

@@ -1,7 +1,8 @@
 """The mm_framework conformance suite, run on the llava_onevision family.
 
 Two specs: the shipped preset (the published checkpoint) with the golden cases generated
-from transformers 5.24, and a small spec (32-pixel crops, Lanczos, the "default"
+from transformers 5.24 (their stages, transformers' decoded, fitted and base uint8 images,
+computed by ``llava_onevision_stages``), and a small spec (32-pixel crops, Lanczos, the "default"
 strategy, a lower cap) so the other choices of every field run through the same checks.
 No check is declared as an expected failure.
 """
@@ -10,13 +11,28 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import llava_onevision_images
+from . import llava_onevision_images
+import numpy as np
 import pytest
 
 import mm_framework as mmf
-from mm_framework.testing import FamilyConformance
+from llava_onevision_plugin import LlavaOnevisionFamily, pixels
+from mm_framework.testing import FamilyConformance, golden
 
 GOLDEN = Path(__file__).parent / "golden" / "cases"
+
+
+def llava_onevision_stages(pipe: mmf.Pipeline, inp: mmf.MmInput) -> dict[str, np.ndarray]:
+    """Per item the decoded image, the image fitted inside its pinpoint and the base image."""
+    family = LlavaOnevisionFamily({k: v for k, v in pipe.spec.items() if k != "family"})
+    s = family.spec
+    out = {}
+    for k, rgb in enumerate(golden.decoded_images(pipe, inp)):
+        plan = family.plan(rgb.shape[1], rgb.shape[0])
+        out[f"decoded_{k}"] = rgb
+        out[f"resized_{k}"] = pixels.fitted_image(rgb, plan, s.resample, None)
+        out[f"base_{k}"] = pixels.base_image(rgb, s.image_size, s.resample, None)
+    return out
 
 
 class TestLlavaOnevisionPresetConformance(FamilyConformance):
@@ -30,6 +46,10 @@ class TestLlavaOnevisionPresetConformance(FamilyConformance):
     @pytest.fixture
     def golden_image_source(self):
         return llava_onevision_images.make
+
+    @pytest.fixture
+    def golden_stages(self):
+        return llava_onevision_stages
 
 
 class TestLlavaOnevisionSmallConformance(FamilyConformance):

@@ -14,7 +14,7 @@ import importlib.util
 import io
 from pathlib import Path
 
-import llava_onevision_images
+from . import llava_onevision_images
 import numpy as np
 import pytest
 from PIL import Image

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-import mm_framework as mmf
+from mm_framework import plugin as mmp
 from mm_framework.kernels import channel_norm_pil, resize_rgb, resize_wants_source
 
 from .layout import expand
@@ -36,7 +36,7 @@ class PixtralFamily:
         self.spec = parse_spec(params)
         self._norm = channel_norm_pil(self.spec.image_mean, self.spec.image_std)
         # The decoder lends its Pillow image when the resize runs through Pillow.
-        self._decode_options = mmf.DecodeOptions(
+        self._decode_options = mmp.DecodeOptions(
             alpha=self.spec.alpha, exif_transpose=self.spec.exif_transpose,
             keep_source=resize_wants_source("pil_bicubic"),
         )
@@ -50,54 +50,54 @@ class PixtralFamily:
 
     def token_grid(self, geometry: Any) -> tuple[int, int]:
         """``(rows, cols)`` of ``[IMG]`` tokens for an item's patch grid."""
-        if not isinstance(geometry, mmf.Grid):
-            raise mmf.InternalError(f"pixtral: expected a Grid geometry, got {type(geometry).__name__}")
+        if not isinstance(geometry, mmp.Grid):
+            raise mmp.InternalError(f"pixtral: expected a Grid geometry, got {type(geometry).__name__}")
         m = self.spec.spatial_merge_size
         return geometry.h // m, geometry.w // m
 
     # -- hooks --------------------------------------------------------------------
 
-    @mmf.hookimpl
-    def mm_capabilities(self) -> mmf.Capabilities:
+    @mmp.hookimpl
+    def mm_capabilities(self) -> mmp.Capabilities:
         # Mistral vocabularies (Tekken, SentencePiece) have int32 ids; [IMG] is
         # PixtralProcessor's image_token in both.
-        return mmf.Capabilities(
+        return mmp.Capabilities(
             id_range=(0, 2**31 - 1), placeholders={"image": self.spec.image_token_id},
             placeholder_texts={"image": "[IMG]"},
-            outputs={"image": mmf.ItemOutputs("f32", {"image_sizes": ("i64", (2,))})},
+            outputs={"image": mmp.ItemOutputs("f32", {"image_sizes": ("i64", (2,))})},
         )
 
-    @mmf.hookimpl
-    def mm_decode_options(self) -> mmf.DecodeOptions:
+    @mmp.hookimpl
+    def mm_decode_options(self) -> mmp.DecodeOptions:
         return self._decode_options
 
-    @mmf.hookimpl
-    def mm_process_item(self, media: mmf.DecodedImage) -> mmf.ProcessedItem:
-        plan = self.mm_plan_item(mmf.ImageHeader(media.width, media.height))
+    @mmp.hookimpl
+    def mm_process_item(self, media: mmp.DecodedImage) -> mmp.ProcessedItem:
+        plan = self.mm_plan_item(mmp.ImageHeader(media.width, media.height))
         w, h = plan.size
         # Taken (and so released after the resize) even when the size is unchanged.
-        rgb = resize_rgb(media.rgb, w, h, "pil_bicubic", source=mmf.take_source(media))
-        return mmf.ProcessedItem(
-            feature=mmf.Tensor(normalize_planes(rgb, self._norm), "f32"),
-            aux={"image_sizes": mmf.Tensor.i64([h, w])},
+        rgb = resize_rgb(media.rgb, w, h, "pil_bicubic", source=mmp.take_source(media))
+        return mmp.ProcessedItem(
+            feature=mmp.Tensor(normalize_planes(rgb, self._norm), "f32"),
+            aux={"image_sizes": mmp.Tensor.i64([h, w])},
             geometry=plan.geometry,
             size=plan.size,
         )
 
-    @mmf.hookimpl
-    def mm_layout(self, input_ids: np.ndarray, geometries: Sequence[Any]) -> mmf.TokenLayout:
+    @mmp.hookimpl
+    def mm_layout(self, input_ids: np.ndarray, geometries: Sequence[Any]) -> mmp.TokenLayout:
         return expand(input_ids, [self.token_grid(g) for g in geometries], *self._ids)
 
-    @mmf.hookimpl
-    def mm_plan_item(self, header: mmf.ImageHeader) -> mmf.ItemPlan:
+    @mmp.hookimpl
+    def mm_plan_item(self, header: mmp.ImageHeader) -> mmp.ItemPlan:
         """The patch grid of the resized image, and that image's ``(W, H)``."""
         width, height = header.width, header.height
         h, w = self.resized(width, height)
         p = self.spec.patch_size
-        return mmf.ItemPlan(mmf.Grid(1, h // p, w // p), (w, h))
+        return mmp.ItemPlan(mmp.Grid(1, h // p, w // p), (w, h))
 
-    @mmf.hookimpl
-    def mm_model_kwargs(self, items: Sequence[mmf.OutputItem]) -> dict[str, np.ndarray]:
+    @mmp.hookimpl
+    def mm_model_kwargs(self, items: Sequence[mmp.OutputItem]) -> dict[str, np.ndarray]:
         """``pixel_values`` f32 ``[n, 3, Hmax, Wmax]`` and ``image_sizes`` i64 ``[n, 2]``.
 
         As ``PixtralImageProcessorPil._pad_for_batching``: each image zero-padded at the

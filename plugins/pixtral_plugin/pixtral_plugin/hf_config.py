@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import mm_framework as mmf
+from mm_framework import plugin as mmp
 
 from .spec import CLIP_MEAN, CLIP_STD, parse_spec
 
@@ -68,12 +68,12 @@ CLASS_DEFAULTS: dict[str, Any] = {
 CONSUMED = {"image_processor_type", "processor_class", *PINNED, *INERT, *CLASS_DEFAULTS}
 
 
-def _pp_error(key: str, message: str) -> mmf.SpecError:
-    return mmf.SpecError(f"preprocessor_config.json: {key!r} {message}")
+def _pp_error(key: str, message: str) -> mmp.SpecError:
+    return mmp.SpecError(f"preprocessor_config.json: {key!r} {message}")
 
 
-def _cfg_error(key: str, message: str) -> mmf.SpecError:
-    return mmf.SpecError(f"config.json: {key!r} {message}")
+def _cfg_error(key: str, message: str) -> mmp.SpecError:
+    return mmp.SpecError(f"config.json: {key!r} {message}")
 
 
 def _same(value: Any, pinned: Any) -> bool:
@@ -111,7 +111,7 @@ def resolve(config: Mapping[str, Any], preprocessor_config: Mapping[str, Any]) -
     if not isinstance(config, Mapping) or not _is_ours(config):
         return None
     if not isinstance(preprocessor_config, Mapping):
-        raise mmf.SpecError(f"preprocessor_config.json: expected an object, got {type(preprocessor_config).__name__}")
+        raise mmp.SpecError(f"preprocessor_config.json: expected an object, got {type(preprocessor_config).__name__}")
     pp = dict(preprocessor_config)
     for key in pp:
         if key not in CONSUMED:
@@ -130,7 +130,8 @@ def resolve(config: Mapping[str, Any], preprocessor_config: Mapping[str, Any]) -
     patch = _patch_size(pp)
     if "patch_size" in vision and vision["patch_size"] != patch:
         raise _cfg_error(
-            "vision_config.patch_size", f"={vision['patch_size']!r} disagrees with the preprocessor's patch_size={patch!r}"
+            "vision_config.patch_size",
+            f"={vision['patch_size']!r} disagrees with the preprocessor's patch_size={patch!r}",
         )
     if config["model_type"] == "mistral3":
         # Mistral3Config: image_token_index (alias image_token_id) 10, spatial_merge_size 2.

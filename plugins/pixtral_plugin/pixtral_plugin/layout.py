@@ -13,19 +13,19 @@ from collections.abc import Sequence
 
 import numpy as np
 
-import mm_framework as mmf
+from mm_framework import plugin as mmp
 
 
 @functools.lru_cache(maxsize=256)
-def image_pattern(rows: int, cols: int, image: int, brk: int, end: int) -> mmf.Explicit:
+def image_pattern(rows: int, cols: int, image: int, brk: int, end: int) -> mmp.Explicit:
     """The ``Explicit`` expansion of one image (cached: the same grids recur)."""
     if rows <= 0 or cols <= 0:
-        raise mmf.InternalError(f"pixtral: empty token grid {rows}x{cols}")
+        raise mmp.InternalError(f"pixtral: empty token grid {rows}x{cols}")
     line = np.full(cols + 1, image, dtype=np.int64)
     line[-1] = brk
     ids = np.tile(line, rows)
     ids[-1] = end
-    return mmf.Explicit(tuple(ids.tolist()), 0, len(ids) - 1)
+    return mmp.Explicit(tuple(ids.tolist()), 0, len(ids) - 1)
 
 
 def span_length(rows: int, cols: int) -> int:
@@ -35,10 +35,10 @@ def span_length(rows: int, cols: int) -> int:
 
 def expand(
     input_ids: np.ndarray, grids: Sequence[tuple[int, int]], image: int, brk: int, end: int
-) -> mmf.TokenLayout:
+) -> mmp.TokenLayout:
     """The layout putting the k-th ``image`` id's grid ``grids[k]`` (rows, cols) in its place."""
-    by_slot = mmf.layout_by_placeholder(input_ids, image, [span_length(r, c) for r, c in grids])
-    return mmf.TokenLayout(
-        mmf.Media(seg.item, image_pattern(*grids[seg.item], image, brk, end)) if isinstance(seg, mmf.Media) else seg
+    by_slot = mmp.layout_by_placeholder(input_ids, image, [span_length(r, c) for r, c in grids])
+    return mmp.TokenLayout(
+        mmp.Media(seg.item, image_pattern(*grids[seg.item], image, brk, end)) if isinstance(seg, mmp.Media) else seg
         for seg in by_slot.segments
     )

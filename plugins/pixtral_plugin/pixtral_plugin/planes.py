@@ -31,13 +31,7 @@ def normalize_planes(rgb: np.ndarray, norm: ChannelNorm) -> np.ndarray:
         for a in range(start, stop, band):
             b = min(stop, a + band)
             for c in range(3):
-                dst, src = out[c, a:b], rgb[a:b, :, c]
-                if norm.steps is None:
-                    np.take(norm.lut[c], src, out=dst)
-                    continue
-                np.copyto(dst, src)
-                for ufunc, k in norm.steps:
-                    ufunc(dst, k[c], out=dst)
+                norm.apply(c, rgb[a:b, :, c], out[c, a:b])
 
     for_chunks(rows, h, rows_per_worker(h, h * w))
     return out

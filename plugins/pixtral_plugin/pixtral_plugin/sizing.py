@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-import mm_framework as mmf
+from mm_framework import plugin as mmp
 
 
 def resized_size(height: int, width: int, longest_edge: int, factor: int) -> tuple[int, int]:
@@ -21,14 +21,14 @@ def resized_size(height: int, width: int, longest_edge: int, factor: int) -> tup
     it is a ``MediaError`` here.
     """
     if height <= 0 or width <= 0:
-        raise mmf.MediaError(f"pixtral: image size must be positive, got {width}x{height}")
+        raise mmp.MediaError(f"pixtral: image size must be positive, got {width}x{height}")
     ratio = max(height / longest_edge, width / longest_edge)
     h, w = height, width
     if ratio > 1:
         h = int(math.floor(height / ratio))
         w = int(math.floor(width / ratio))
     if h == 0 or w == 0:
-        raise mmf.MediaError(
+        raise mmp.MediaError(
             f"pixtral: a {width}x{height} image degenerates to {w}x{h} at longest_edge={longest_edge}"
         )
     return -(-h // factor) * factor, -(-w // factor) * factor

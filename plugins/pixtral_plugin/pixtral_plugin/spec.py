@@ -1,7 +1,7 @@
 """The ``pixtral`` spec: its fields, their validation, and the shipped presets.
 
 A spec is ``{"family": "pixtral", **fields}``; the factory receives the fields without
-``"family"``. Every field is read through ``mmf.SpecFields`` (unknown and missing fields,
+``"family"``. Every field is read through ``mmp.SpecFields`` (unknown and missing fields,
 types and ranges), then the rules that span fields are checked; every failure is a
 ``SpecError`` naming the field.
 """
@@ -14,6 +14,7 @@ from typing import Any
 import attrs
 
 import mm_framework as mmf
+from mm_framework import plugin as mmp
 
 FAMILY = "pixtral"
 
@@ -75,7 +76,7 @@ class PixtralSpec:
 
 def parse_spec(params: Mapping[str, Any]) -> PixtralSpec:
     """Validate the spec fields (without ``"family"``) into a :class:`PixtralSpec`."""
-    f = mmf.SpecFields(FAMILY, params, required=REQUIRED, defaults=DEFAULTS)
+    f = mmp.SpecFields(FAMILY, params, required=REQUIRED, defaults=DEFAULTS)
     # Token ids are int32 in the Mistral vocabularies (131072 entries).
     ids = {name: f.integer(name, minimum=0, maximum=2**31 - 1) for name in TOKEN_FIELDS}
     spec = PixtralSpec(

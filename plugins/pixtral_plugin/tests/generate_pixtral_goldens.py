@@ -285,7 +285,8 @@ def main(argv: list[str] | None = None) -> int:
                 write_case(os.path.join(args.out, "rejections" if rejection else "cases", name), case)
                 written += 1
                 ids = case.get("expected", {}).get("input_ids")
-                label = f"rejected: {rejection['match']}" if rejection else f"{len(ids) if isinstance(ids, list) else ids['length']} ids"
+                count = len(ids) if isinstance(ids, list) else ids["length"]
+                label = f"rejected: {rejection['match']}" if rejection else f"{count} ids"
                 print(f"{name}: {label}", flush=True)
     np.savez_compressed(os.path.join(args.out, "blobs.npz"), **blobs)
     print(f"wrote {written} case(s) and {len(blobs)} blob(s) to {args.out}")

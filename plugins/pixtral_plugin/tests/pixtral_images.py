@@ -28,9 +28,11 @@ def photo(w: int, h: int, rng: np.random.Generator) -> np.ndarray:
     """Photo-like RGB: bilinear-smoothed colour cells, hard-edged rectangles, grain."""
     img = smooth_cells(w, h, rng, 40)
     for _ in range(5):
-        # The colour is drawn before the sides: the right-hand side is evaluated first.
+        # The colour is drawn before the sides (the goldens' images were made in that order).
         y, x = int(rng.integers(0, h)), int(rng.integers(0, w))
-        img[y : y + int(rng.integers(1, h // 3 + 2)), x : x + int(rng.integers(1, w // 3 + 2))] = rng.integers(0, 256, 3)
+        colour = rng.integers(0, 256, 3)
+        dy, dx = int(rng.integers(1, h // 3 + 2)), int(rng.integers(1, w // 3 + 2))
+        img[y : y + dy, x : x + dx] = colour
     return grain(img, rng, 10)
 
 

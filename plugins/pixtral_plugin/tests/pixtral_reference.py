@@ -118,7 +118,8 @@ def processor(preset: str):
     """The real ``PixtralProcessor`` configured from the preset's ``processor_config.json``."""
     cls, _ = processor_class()
     pc = model_config(preset, "processor_config.json")
-    kwargs = {k: pc[k] for k in ("patch_size", "spatial_merge_size", "image_token", "image_break_token", "image_end_token") if k in pc}
+    keys = ("patch_size", "spatial_merge_size", "image_token", "image_break_token", "image_end_token")
+    kwargs = {k: pc[k] for k in keys if k in pc}
     return cls(image_processor=image_processor(preset), tokenizer=tokenizer(), **kwargs)
 
 

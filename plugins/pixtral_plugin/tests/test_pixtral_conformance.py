@@ -3,11 +3,10 @@
 ``TestPixtral12bConformance`` runs every harness check on the ``pixtral_12b`` preset and
 replays each accepted golden case (``golden/cases``, written from transformers 5.24's
 ``PixtralProcessor`` by ``generate_pixtral_goldens.py``; both presets, every image) through
-the harness, then checks what the harness does not: the padded model kwargs, the
+the harness, which also compares the recorded decoded and resized images
+(``pixtral_stages``), then checks what the harness does not: the padded model kwargs, the
 pixel-free token count, the processor's own count and the stored ``pixel_values`` blobs.
-When an output differs, the recorded decoded and resized digests name the first stage
-that does. The goldens are the reference's outputs, so ``--mm-update-goldens`` must not
-rewrite them. ``TestMistralSmall31Conformance`` runs the checks on the Mistral 3 preset
+``TestMistralSmall31Conformance`` runs the checks on the Mistral 3 preset
 (spatial merge 2). No check is declared as an expected failure.
 """
 
@@ -21,7 +20,9 @@ import pytest
 import mm_framework as mmf
 from mm_framework.kernels import resize_rgb
 from mm_framework.testing import FamilyConformance, golden
-import pixtral_images
+from pixtral_plugin import PixtralFamily
+
+from . import pixtral_images
 
 GOLDEN = Path(__file__).parent / "golden"
 OPTIONAL = frozenset({"alpha", "exif_transpose"})
@@ -33,16 +34,15 @@ def blobs():
         return {k: z[k] for k in z.files}
 
 
-def first_differing_stage(case: golden.GoldenCase) -> None:
-    """Fail naming the first stage (decode, resize) that differs from the reference."""
-    family = mmf.pipeline_from_spec(case.doc["spec"]).hooks.processor
-    recorded = case.doc["expected"]["stages"]
-    for i, data in enumerate(case.images(pixtral_images.make)):
-        rgb = mmf.decode_rgb(data, family.mm_decode_options()).rgb
-        assert golden.digest(rgb) == recorded[f"decoded_rgb[{i}]"], f"golden case {case.name}: stage 'decoded_rgb[{i}]' differs"
+def pixtral_stages(pipe: mmf.Pipeline, inp: mmf.MmInput) -> dict[str, np.ndarray]:
+    """The decoded RGB and the resized image of each item (the reference's stages)."""
+    family = PixtralFamily({k: v for k, v in pipe.spec.items() if k != "family"})
+    out = {}
+    for i, rgb in enumerate(golden.decoded_images(pipe, inp)):
+        out[f"decoded_rgb[{i}]"] = rgb
         h, w = family.resized(rgb.shape[1], rgb.shape[0])
-        resized = resize_rgb(rgb, w, h, "pil_bicubic")
-        assert golden.digest(resized) == recorded[f"resized_u8[{i}]"], f"golden case {case.name}: stage 'resized_u8[{i}]' differs"
+        out[f"resized_u8[{i}]"] = resize_rgb(rgb, w, h, "pil_bicubic")
+    return out
 
 
 def check_family_extras(case: golden.GoldenCase, out: mmf.Output, blobs: dict) -> None:
@@ -82,14 +82,15 @@ class TestPixtral12bConformance(FamilyConformance):
     def golden_image_source(self):
         return pixtral_images.make
 
-    def test_golden_case(self, golden_case, golden_image_source, mm_update_goldens, blobs):
-        if mm_update_goldens:
-            pytest.skip("pixtral goldens are transformers' outputs: regenerate them with generate_pixtral_goldens.py")
-        try:
-            out = golden.replay_case(golden_case, mmf.pipeline_from_spec, source=golden_image_source)
-        except AssertionError:
-            first_differing_stage(golden_case)
-            raise
+    @pytest.fixture
+    def golden_stages(self):
+        return pixtral_stages
+
+    def test_golden_case(self, golden_case, golden_image_source, golden_stages, mm_update_goldens, blobs):
+        out = golden.replay_case(
+            golden_case, mmf.pipeline_from_spec, source=golden_image_source, stages=golden_stages,
+            update=mm_update_goldens,
+        )
         check_family_extras(golden_case, out, blobs)
 
 

@@ -11,10 +11,11 @@ import pytest
 import mm_framework as mmf
 from mm_framework.kernels import ChannelNorm, channel_norm_pil
 from mm_framework.testing import load_cases, sample_image
+from pixtral_plugin import PixtralFamily
 from pixtral_plugin.layout import image_pattern, span_length
 from pixtral_plugin.planes import normalize_planes
 from pixtral_plugin.sizing import resized_size
-import pixtral_images
+from . import pixtral_images
 
 GOLDEN = Path(__file__).parent / "golden"
 CLIP = (mmf.preset("pixtral_12b")["image_mean"], mmf.preset("pixtral_12b")["image_std"])
@@ -155,7 +156,8 @@ def test_model_kwargs_pad_to_the_largest_sides():
 
 
 def test_model_kwargs_of_no_items():
-    kw = pipe().hooks.processor.mm_model_kwargs(items=[])
+    params = {k: v for k, v in mmf.preset("pixtral_12b").items() if k != "family"}
+    kw = PixtralFamily(params).mm_model_kwargs(items=[])
     assert kw["pixel_values"].shape == (0, 3, 0, 0) and kw["image_sizes"].shape == (0, 2)
 
 

@@ -62,13 +62,17 @@ def pp_rejected(changes: dict, key: str, preset: str = "mistral_small_3_1", matc
     assert str(e.value).startswith(f"preprocessor_config.json: {key!r}"), str(e.value)
 
 
-@pytest.mark.parametrize("key", ["do_resize", "do_rescale", "do_normalize", "do_convert_rgb", "do_pad", "default_to_square"])
+@pytest.mark.parametrize(
+    "key", ["do_resize", "do_rescale", "do_normalize", "do_convert_rgb", "do_pad", "default_to_square"]
+)
 @pytest.mark.parametrize("value", [False, 1, None])
 def test_pinned_flags(key, value):
     pp_rejected({key: value}, key, match="only value implemented")
 
 
-@pytest.mark.parametrize("key,value", [("resample", 2), ("resample", 3.0), ("rescale_factor", 1 / 256), ("rescale_factor", 1)])
+@pytest.mark.parametrize(
+    "key,value", [("resample", 2), ("resample", 3.0), ("rescale_factor", 1 / 256), ("rescale_factor", 1)]
+)
 def test_pinned_values(key, value):
     pp_rejected({key: value}, key, match="only value implemented")
 
@@ -88,7 +92,9 @@ def test_unknown_key(key):
     pp_rejected({key: 1}, key, match="not supported by the pixtral family")
 
 
-@pytest.mark.parametrize("key,value", [("image_processor_type", "CLIPImageProcessor"), ("processor_class", "LlavaProcessor")])
+@pytest.mark.parametrize(
+    "key,value", [("image_processor_type", "CLIPImageProcessor"), ("processor_class", "LlavaProcessor")]
+)
 def test_foreign_classes(key, value):
     pp_rejected({key: value}, key, match="must be one of")
 

@@ -19,8 +19,8 @@ import pytest
 from PIL import Image
 
 import mm_framework as mmf
-import pixtral_images
-import pixtral_reference as ref
+from . import pixtral_images
+from . import pixtral_reference as ref
 
 pytest.importorskip("transformers")
 pil_pixtral = pytest.importorskip(ref.PIL_MODULE)
@@ -59,7 +59,8 @@ def test_pixel_values_match_transformers(name, preset):
             pipe.process(request)
         return
     try:
-        want = hf_image_processor(preset)([Image.open(io.BytesIO(data))], patch_size=factor(preset), return_tensors="np")
+        image = Image.open(io.BytesIO(data))
+        want = hf_image_processor(preset)([image], patch_size=factor(preset), return_tensors="np")
     except ValueError as e:
         assert "Size must contain" in str(e)
         with pytest.raises(mmf.MediaError, match="degenerates"):

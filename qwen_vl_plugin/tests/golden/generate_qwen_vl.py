@@ -86,7 +86,9 @@ def single(name: str) -> Turns:
 
 MULTI: dict[str, Turns] = {
     "multi_photo_screenshot": [
-        ("user", [("image", "rgb_640x480.jpg"), ("image", "screenshot_1920x1080.png"), ("text", "Which one is a screenshot?")])
+        ("user", [
+            ("image", "rgb_640x480.jpg"), ("image", "screenshot_1920x1080.png"), ("text", "Which one is a screenshot?"),
+        ])
     ],
     "multi_turn_thin": [
         ("user", [("image", "tiny_10x10.png"), ("text", "What is this?")]),
@@ -346,7 +348,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--backend", choices=["pil", "torchvision"], required=True)
     ap.add_argument("--presets", default=",".join(PRESETS), help="comma-separated subset")
-    ap.add_argument("--tokenizer-dir", default=None, help="cache of the rebuilt tokenizers (read if present, else written)")
+    ap.add_argument(
+        "--tokenizer-dir", default=None, help="cache of the rebuilt tokenizers (read if present, else written)"
+    )
     ap.add_argument("--out", default=os.path.join(HERE, "cases"), help="accepted cases")
     ap.add_argument("--rejections", default=os.path.join(HERE, "rejections"), help="rejected cases")
     args = ap.parse_args(argv)

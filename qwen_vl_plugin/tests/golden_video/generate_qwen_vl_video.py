@@ -58,9 +58,13 @@ HUB_QWEN3 = {"size": {"shortest_edge": 4096, "longest_edge": 25165824}, "fps": 2
              "patch_size": 16, "temporal_patch_size": 2, "merge_size": 2, "image_mean": [0.5] * 3,
              "image_std": [0.5] * 3, "do_sample_frames": True}
 HUB_QWEN2 = {"min_pixels": 3136, "max_pixels": 12845056, "patch_size": 14, "temporal_patch_size": 2, "merge_size": 2}
+GENERATIONS = {"qwen2_vl_class_defaults": "qwen2", "qwen2_5_vl": "qwen2_5", "qwen3_vl": "qwen3", "qwen3_5": "qwen3"}
+GENERATIONS = {"qwen2_vl_class_defaults": "qwen2", "qwen2_5_vl": "qwen2_5", "qwen3_vl": "qwen3", "qwen3_5": "qwen3"}
 CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
     "qwen2_vl": ("qwen2_vl_class_defaults", {}),  # class defaults: every frame, 100352..602112 per frame
-    "qwen2_vl_fps2": ("qwen2_vl_class_defaults", {"do_sample_frames": True, "fps": 2, "min_pixels": 3136, "max_pixels": 28 * 28 * 16}),
+    "qwen2_vl_fps2": (
+        "qwen2_vl_class_defaults", {"do_sample_frames": True, "fps": 2, "min_pixels": 3136, "max_pixels": 28 * 28 * 16}
+    ),
     "qwen2_5_vl": ("qwen2_5_vl", HUB_QWEN2),  # the published checkpoint: image bounds, every frame
     "qwen2_5_vl_fps2": ("qwen2_5_vl", {**HUB_QWEN2, "do_sample_frames": True, "fps": 2}),
     "qwen3_vl": ("qwen3_vl", HUB_QWEN3),
@@ -98,7 +102,7 @@ def video_params(proc, config: str) -> dict[str, Any]:
         cfg = json.load(f)
     tok = proc.tokenizer
     return {
-        "generation": {"qwen2_vl_class_defaults": "qwen2", "qwen2_5_vl": "qwen2_5", "qwen3_vl": "qwen3", "qwen3_5": "qwen3"}[preset],
+        "generation": GENERATIONS[preset],
         "preset": preset,
         "patch_size": int(vp.patch_size), "merge_size": int(vp.merge_size),
         "temporal_patch_size": int(vp.temporal_patch_size),
@@ -124,8 +128,12 @@ def timestamp_vocab(tok) -> dict[str, Any]:
 
 def render(preset: str, items: list[str], question: str) -> str:
     """The chat template's rendering: ``items`` are "image"/"video" in prompt order."""
-    marker = {"image": "<|vision_start|><|image_pad|><|vision_end|>", "video": "<|vision_start|><|video_pad|><|vision_end|>"}
-    system = "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n" if preset in ("qwen2_vl_class_defaults", "qwen2_5_vl") else ""
+    marker = {
+        "image": "<|vision_start|><|image_pad|><|vision_end|>", "video": "<|vision_start|><|video_pad|><|vision_end|>",
+    }
+    system = ""
+    if preset in ("qwen2_vl_class_defaults", "qwen2_5_vl"):
+        system = "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n"
     body = "".join(marker[k] for k in items)
     return f"{system}<|im_start|>user\n{body}{question}<|im_end|>\n<|im_start|>assistant\n"
 
@@ -253,7 +261,9 @@ def reference_case(proc, rope, config: str, clip: str, data: bytes, kind: str) -
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--tokenizer-dir", default=None, help="cache of the rebuilt tokenizers (read if present, else written)")
+    ap.add_argument(
+        "--tokenizer-dir", default=None, help="cache of the rebuilt tokenizers (read if present, else written)"
+    )
     ap.add_argument("--configs", default=",".join(CONFIGS))
     args = ap.parse_args(argv)
     import transformers
@@ -279,13 +289,17 @@ def main(argv: list[str] | None = None) -> int:
                 with open(os.path.join(blobs_dir, f"{name}.f32"), "wb") as f:
                     f.write(pv.astype("<f4").tobytes())
             case["provenance"] = {"generator": "qwen_vl_plugin/tests/golden_video/generate_qwen_vl_video.py",
-                                  "processor": type(proc).__name__, "video_processor": type(proc.video_processor).__name__,
+                                  "processor": type(proc).__name__,
+                                  "video_processor": type(proc.video_processor).__name__,
                                   "video_processor_args": CONFIGS[config][1], "positions": rope_name,
                                   "prompt_text": case.pop("prompt_text"), **vers}
             with open(os.path.join(cases_dir, f"{name}.json"), "w", encoding="utf-8") as f:
                 f.write(dumps(case))
             written += 1
-            status = case["expected_error"]["match"] if "expected_error" in case else f"{len(case['expected']['indices'])} frames"
+            if "expected_error" in case:
+                status = case["expected_error"]["match"]
+            else:
+                status = f"{len(case['expected']['indices'])} frames"
             print(f"{name}: {status}", flush=True)
     print(f"wrote {written} case(s) to {cases_dir}")
     return 0

@@ -23,7 +23,8 @@ RULES: list[tuple[str, str, str, str]] = [
     ("load_video", "InvalidDataError: [Errno 1094995529] Invalid data found when processing input: <path>",
      "MediaError", "not a clip PyAV can open"),
     # A packet the decoder cannot take: the data ends mid-stream.
-    ("load_video", "InvalidDataError: [Errno 1094995529] Invalid data found when processing input: 'avcodec_send_packet()'",
+    ("load_video",
+     "InvalidDataError: [Errno 1094995529] Invalid data found when processing input: 'avcodec_send_packet()'",
      "MediaError", "decoding failed"),
     # Sampled indices past the frames the stream really had (header count too high) ...
     ("processor", "IndexError: index {short} is out of bounds for axis 0 with size {n}", "MediaError",

@@ -1,0 +1,45 @@
+"""The family toolkit: what a family plugin imports (``from mm_framework import plugin as mmp``).
+
+A family may rely on every name here keeping its meaning: ``hookimpl`` marks its hook
+methods (the hook contracts are the docstrings of :mod:`mm_framework.hookspecs`); the
+carriers are the frozen values hooks take and return; the layout values describe how a
+prompt expands; ``SpecFields`` parses and validates its spec; ``Modality`` and
+``ItemContext`` are what a new modality registers; the decode helpers decode images and
+clips as the built-in modalities do; the error classes are what a hook raises to reject an
+item. Together with :mod:`mm_framework.kernels` and :mod:`mm_framework.testing` this is all
+a family needs; the engine API (:mod:`mm_framework`) is for serving code and tests.
+"""
+
+from __future__ import annotations
+
+from .carriers import (
+    Capabilities, ClipHeader, DecodedImage, DecodeOptions, Grid, ImageHeader, ItemOutputs, ItemPlan, MRope,
+    OutputItem, ProcessedItem, Rope1D, Tensor, Tiles,
+)
+from .errors import (
+    FetchError, InternalError, InvalidInputError, LayoutError, LimitExceededError, MediaError, MmError, SettingError,
+    SpecError, UnsupportedError,
+)
+from .hookspecs import hookimpl
+from .layout import Explicit, ExpandedPrompt, Media, Repeat, Text, TokenLayout, apply_layout, layout_by_placeholder
+from .media.decode import decode_rgb, take_source
+from .media.video import VideoClip, decode_clip
+from .media.video_frames import clip_from_frames, select_frames
+from .modality import ItemContext, Modality
+from .spec_fields import SpecFields
+
+__all__ = [
+    "hookimpl",
+    # carriers
+    "Capabilities", "ClipHeader", "DecodeOptions", "DecodedImage", "Grid", "ImageHeader", "ItemOutputs", "ItemPlan",
+    "MRope",
+    "OutputItem", "ProcessedItem", "Rope1D", "Tensor", "Tiles", "VideoClip",
+    # layout
+    "ExpandedPrompt", "Explicit", "Media", "Repeat", "Text", "TokenLayout", "apply_layout", "layout_by_placeholder",
+    "SpecFields", "ItemContext", "Modality",
+    # decode helpers
+    "clip_from_frames", "decode_clip", "decode_rgb", "select_frames", "take_source",
+    # errors
+    "FetchError", "InternalError", "InvalidInputError", "LayoutError", "LimitExceededError", "MediaError", "MmError",
+    "SettingError", "SpecError", "UnsupportedError",
+]
