@@ -276,3 +276,12 @@ def test_without_the_extra(model_dir, monkeypatch, module):
     monkeypatch.setitem(sys.modules, module, None)  # makes the import fail as if not installed
     rejects(lambda: mmf.Processor.from_model_dir(model_dir), mmf.UnsupportedError,
             f"chat requests need the {module} library: pip install 'mm-framework[chat]'")
+
+
+def test_the_package_imports_without_the_extra():
+    import subprocess
+
+    code = ("import sys; sys.modules['tokenizers'] = sys.modules['jinja2'] = None; "
+            "import mm_framework as mmf; print(mmf.Processor.__name__)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stdout) == (0, "Processor\n"), done.stderr
