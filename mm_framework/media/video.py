@@ -229,8 +229,11 @@ def _decode_into(av: Any, container: Any, slot: dict[int, int], out: np.ndarray)
             out[k] = rgb
             got += 1
     except av.FFmpegError as e:
+        # Not how many frames arrived first: with FFmpeg's frame threads that depends on timing,
+        # and the same request must fail with the same message.
         raise MediaError(
-            f"video decode: decoding failed after {got} of {len(slot)} frames (truncated or corrupt clip): {_why(e)}"
+            f"video decode: decoding failed before the {len(slot)} frames used were read "
+            f"(truncated or corrupt clip): {_why(e)}"
         ) from None
     return got, seen
 

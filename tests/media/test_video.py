@@ -112,7 +112,8 @@ def test_decoding_stops_after_the_last_chosen_frame(tmp_path):
     early = decode_clip(cut, lambda h: [0, 2], max_frames=2, max_pixels=BIG)
     assert early.frames.tobytes() == every_frame(data)[[0, 2]].tobytes()
     # Depending on where the cut falls the decoder errors or just runs dry; either way, refused.
-    with pytest.raises(mmf.MediaError, match=r"decoding failed after 0 of 1 frames|the stream ended after \d+ frames"):
+    refused = r"decoding failed before the 1 frames used were read|the stream ended after \d+ frames"
+    with pytest.raises(mmf.MediaError, match=refused):
         decode_clip(cut, lambda h: [29], max_frames=1, max_pixels=BIG)
 
 
