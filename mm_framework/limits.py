@@ -31,3 +31,5 @@ class Limits:
     # before any frame is decoded. 1 GiPx of RGB is 3 GiB, the most one clip may take.
     max_video_frames: int = attrs.field(default=1024, validator=_positive)
     max_video_pixels: int = attrs.field(default=1 << 30, validator=_positive)
+    # Seconds of one audio item, checked from its header before any sample is decoded.
+    max_audio_seconds: int = attrs.field(default=1800, validator=_positive)
