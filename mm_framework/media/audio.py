@@ -146,7 +146,7 @@ def take_audio(src: Audio, limits: Limits, budget: ByteBudget) -> TakenAudio:
     samples = np.array(samples, np.float32, copy=True)
     h = blake3(derive_key_context=HASH_CONTEXT)
     h.update(f"{header.sample_rate}\0{arr.shape}\0".encode())
-    h.update(np.ascontiguousarray(arr).data)
+    h.update(np.ascontiguousarray(arr).reshape(-1).view(np.uint8).data)
     audio = DecodedAudio(samples, header.sample_rate, header.channels)
     return TakenAudio(audio, header, int.from_bytes(h.digest(8), "big"))
 
