@@ -145,8 +145,9 @@ def test_every_source_form_gives_the_reference_features(pipe, server, tmp_path, 
     path = tmp_path / "a.wav"
     path.write_bytes(data)
     features, mask = _expected(data)
-    forms = [data, bytearray(data), memoryview(data), f"data:audio/wav;base64,{base64.b64encode(data).decode()}",
-             str(path), path, path.as_uri(), url]
+    b64 = base64.b64encode(data).decode()
+    forms = [data, bytearray(data), memoryview(data), f"data:audio/wav;base64,{b64}", b64, str(path), path,
+             path.as_uri(), url]
     for form in forms:
         out = pipe.process(mmf.MmInput(audios=[form], input_ids=[AUD_ID]))
         item = out.items[0]
