@@ -255,7 +255,8 @@ def test_a_wrong_modality_item_in_a_keyword_is_refused():
 def test_an_unregistered_keyword_is_refused():
     with pytest.raises(mmf.InvalidInputError) as e:
         mmf.MmInput(foo=[A])
-    assert str(e.value) == "MmInput got foo=, which is no registered modality's keyword; registered: audios, images, videos"
+    assert str(e.value) == ("MmInput got foo=, which is no registered modality's keyword; "
+                            "registered: audios, images, videos")
 
 
 def test_items_must_hold_items_of_registered_modalities():
