@@ -13,7 +13,7 @@ from typing import Any
 
 from . import plugins as _plugins
 from .cache import CacheStats, FeatureCache
-from .carriers import Grid, ItemTimings, MRope, OutputItem, Rope1D, Tiles, Timings, VideoFrames
+from .carriers import Audio, Grid, ItemTimings, MRope, OutputItem, Rope1D, Tiles, Timings, VideoFrames
 from .errors import (
     FetchError,
     InternalError,
@@ -53,7 +53,7 @@ def list_presets() -> dict[str, dict[str, Any]]:
 __all__ = [
     # pipelines, inputs and outputs
     "Pipeline", "pipeline_from_spec", "MmInput", "Item", "Image", "Video", "VideoFrames", "Output", "OutputItem",
-    "Timings", "ItemTimings", "Grid", "Tiles", "Rope1D", "MRope",
+    "Audio", "Timings", "ItemTimings", "Grid", "Tiles", "Rope1D", "MRope",
     # errors
     "MmError", "UnsupportedError", "InvalidInputError", "SpecError", "SettingError", "MediaError", "LayoutError",
     "LimitExceededError", "FetchError", "InternalError",

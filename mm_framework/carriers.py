@@ -261,6 +261,53 @@ class ClipHeader:
     pixel_format: str | None = None  # None until the decoder has seen a frame (rare)
 
 
+# The highest rate audio is distributed at (DXD/"32-bit 384 kHz" masters) and the most
+# channels any common container carries (7.1 is 8): a header past either is refused before
+# anything is decoded, since decoded memory grows with both.
+MAX_AUDIO_RATE = 384_000
+MAX_AUDIO_CHANNELS = 8
+
+
+@attrs.frozen
+class AudioHeader:
+    """What an audio item declares before any sample is decoded: its source rate, its
+    channel count and its length in frames (samples per channel). What ``mm_plan_item``
+    sees for an audio item."""
+
+    sample_rate: int = attrs.field(
+        validator=lambda _s, _a, v: check_int(v, "audio sample rate", minimum=1, maximum=MAX_AUDIO_RATE,
+                                              error=MediaError))
+    channels: int = attrs.field(
+        validator=lambda _s, _a, v: check_int(v, "audio channels", minimum=1, maximum=MAX_AUDIO_CHANNELS,
+                                              error=MediaError))
+    frames: int = attrs.field(validator=_dimension("audio frames"))
+
+    @property
+    def duration(self) -> float:
+        """Seconds."""
+        return self.frames / self.sample_rate
+
+
+@attrs.frozen(eq=False)
+class DecodedAudio:
+    """One decoded audio item: ``samples`` float32 mono at the source ``sample_rate``,
+    read-only, downmixed from the source's ``channels``. Families resample to their rate
+    with ``mm_framework.kernels.resample``."""
+
+    samples: np.ndarray = attrs.field(converter=_readonly)
+    sample_rate: int
+    channels: int = 1
+
+    @property
+    def header(self) -> AudioHeader:
+        """The header the item was probed with."""
+        return AudioHeader(self.sample_rate, self.channels, len(self.samples))
+
+    def __attrs_post_init__(self) -> None:
+        if self.samples.dtype != np.float32 or self.samples.ndim != 1 or not len(self.samples):
+            raise InternalError(f"decoded audio must be float32 [N > 0], got {self.samples.dtype} {self.samples.shape}")
+
+
 # The formats the reference server decodes ("JPEG" also opens camera MPO files).
 # Everything else Pillow could parse (TIFF, PSD, ICO, ...) is refused: more decoders are
 # more attack surface, and no serving client needs them.
@@ -367,6 +414,16 @@ class VideoFrames:
     fps: float | None = None
     indices: tuple[int, ...] | None = attrs.field(default=None, converter=lambda v: None if v is None else tuple(v))
     total_frames: int | None = None
+
+
+@attrs.frozen
+class Audio:
+    """Audio the caller already decoded: ``array`` float32, ``[N]`` mono or ``[N, C]``
+    (soundfile's layout, frames first), at ``sample_rate`` Hz; checked, copied and
+    downmixed as a decoded file is when the request is taken."""
+
+    array: Any = attrs.field(repr=False)
+    sample_rate: int = attrs.field(kw_only=True)
 
 
 @attrs.frozen

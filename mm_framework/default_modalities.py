@@ -1,10 +1,12 @@
-"""The built-in modalities, image and video, registered like any plugin's.
+"""The built-in modalities, image, video and audio, registered like any plugin's.
 
 Images: encoded bytes are decoded by the family's ``mm_decode`` (the core Pillow decoder
 by default); a ``PIL.Image.Image`` or uint8 array is taken as pixels. Videos: encoded
 clips are decoded with PyAV (only the frames the family's ``mm_sample_frames`` picks); a
 ``[T, H, W, 3]`` array, a list of frames or :class:`~.carriers.VideoFrames` are frames the
-caller decoded.
+caller decoded. Audio: encoded files are decoded with soundfile to source-rate mono
+float32 (:mod:`.media.audio`, the ``audio`` extra); :class:`~.carriers.Audio` holds samples
+the caller decoded. The family resamples to its rate (``mm_framework.kernels.resample``).
 """
 
 from __future__ import annotations
@@ -14,10 +16,11 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from .carriers import ClipHeader, DecodedImage, ImageHeader, ItemPlan, VideoFrames
+from .carriers import Audio, AudioHeader, ClipHeader, DecodedAudio, DecodedImage, ImageHeader, ItemPlan, VideoFrames
 from .errors import InvalidInputError, LimitExceededError, MmError
 from .hookspecs import hookimpl
 from .limits import Limits
+from .media.audio import TakenAudio, decode_audio, read_header as read_audio_header, take_audio
 from .media.clips import DecodedClip, take_clip
 from .media.decode import decoded_size
 from .media.decoded import DecodedSource, take_decoded
@@ -128,7 +131,34 @@ class VideoModality(Modality):
         return media.num_frames
 
 
+class AudioModality(Modality):
+    name, keyword = "audio", "audios"
+    decoded_forms = "mm_framework.Audio (float32 samples with their sample_rate)"
+
+    def check_source(self, source: Any) -> Any:
+        if isinstance(source, np.ndarray):  # samples without their rate cannot be taken
+            raise _refuse("audio ", source, f"bytes, str, a pathlib.Path, {self.decoded_forms}")
+        return source if isinstance(source, Audio) else super().check_source(source)
+
+    def take_decoded(self, source: Any, limits: Limits, budget: Any, fetch: Fetch) -> TakenAudio | None:
+        return take_audio(source, limits, budget) if isinstance(source, Audio) else None
+
+    def probe(self, source: Any, item: ItemContext) -> AudioHeader:
+        if isinstance(source, TakenAudio):
+            return source.header
+        return read_audio_header(source, item.limits)
+
+    def decode(self, source: Any, item: ItemContext) -> DecodedAudio:
+        if isinstance(source, TakenAudio):
+            return source.audio
+        return decode_audio(source, item.limits)
+
+    def header_of(self, media: DecodedAudio) -> AudioHeader:
+        return media.header
+
+
 @hookimpl
 def mm_register_modalities(register: Any) -> None:
     register(ImageModality())
     register(VideoModality())
+    register(AudioModality())

@@ -31,6 +31,8 @@ class Limits:
     # before any frame is decoded. 1 GiPx of RGB is 3 GiB, the most one clip may take.
     max_video_frames: int = attrs.field(default=1024, validator=_positive)
     max_video_pixels: int = attrs.field(default=1 << 30, validator=_positive)
+    # Seconds of one audio item, checked from its header before any sample is decoded.
+    max_audio_seconds: int = attrs.field(default=1800, validator=_positive)
     # A chat request (mm_framework.chat): its messages, and the UTF-8 bytes of all its text
     # (string contents and text parts), checked before the template renders anything.
     max_messages: int = attrs.field(default=1024, validator=_positive)

@@ -7,9 +7,9 @@ decoding it, its decode, its processed-size limit, and the hash domain of its de
 forms (each hashes under its own blake3 context; encoded bytes share the content hash).
 The family decides what an item becomes (``mm_plan_item``, ``mm_process_item``).
 
-Image and video are built in (:mod:`.default_modalities`), registered through the
+Image, video and audio are built in (:mod:`.default_modalities`), registered through the
 ``mm_register_modalities`` hook like any plugin's. Item numbering follows registration
-order: images, then videos, then the modalities of plugins.
+order: images, then videos, then audios, then the modalities of plugins.
 """
 
 from __future__ import annotations

@@ -13,8 +13,8 @@ a family needs; the engine API (:mod:`mm_framework`) is for serving code and tes
 from __future__ import annotations
 
 from .carriers import (
-    Capabilities, ClipHeader, DecodedImage, DecodeOptions, Grid, ImageHeader, ItemOutputs, ItemPlan, MRope,
-    OutputItem, ProcessedItem, Rope1D, Tensor, Tiles,
+    AudioHeader, Capabilities, ClipHeader, DecodedAudio, DecodedImage, DecodeOptions, Grid, ImageHeader, ItemOutputs,
+    ItemPlan, MRope, OutputItem, ProcessedItem, Rope1D, Tensor, Tiles,
 )
 from .errors import (
     FetchError, InternalError, InvalidInputError, LayoutError, LimitExceededError, MediaError, MmError, SettingError,
@@ -37,6 +37,7 @@ __all__ = [
     # layout
     "ExpandedPrompt", "Explicit", "Media", "Repeat", "Text", "TokenLayout", "apply_layout", "layout_by_placeholder",
     "SpecFields", "ItemContext", "Modality",
+    "AudioHeader", "DecodedAudio",
     # decode helpers
     "clip_from_frames", "decode_clip", "decode_rgb", "select_frames", "take_source",
     # errors

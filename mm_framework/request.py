@@ -109,7 +109,7 @@ class MmInput:
     processor options for every item of a modality that takes them (what vLLM calls
     ``mm_processor_kwargs``); an item's own options win.
 
-    Items are numbered by modality in registration order (images, then videos, then
+    Items are numbered by modality in registration order (images, videos, audios, then
     plugin modalities), each modality's in the order given, keyword first (``err.item``
     and the ``item N:`` of messages use this numbering); the output lists them in prompt
     order.

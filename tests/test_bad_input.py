@@ -268,6 +268,16 @@ VIDEO_CASES = {
 }
 
 
+# --- audio (qwen2_vl takes none: refused before any I/O, decoded or encoded) -------------------
+# id -> (audio source, item index); the qwen_vl family takes no audio.
+AUDIO_CASES = {
+    "WAV bytes to a family without audio": (b"RIFF\x24\x00\x00\x00WAVEfmt ", 1),
+    "decoded audio with NaN to a family without audio": (
+        mmf.Audio(np.array([np.nan], np.float32), sample_rate=16000), 1),
+    "audio URL to a family without audio": ("https://x.invalid/a.wav", 1),
+}
+
+
 # --- prompts ---------------------------------------------------------------------------------
 def by_char(text: str) -> list[int]:
     """A tokenizer without the model's special tokens: every character an ordinary id."""
@@ -318,6 +328,13 @@ def test_bad_video_input(case, pipe, reference, tmp_path):
     check(case, p, mmf.MmInput(images=images, videos=videos, input_ids=ids), expected, item, pipe, reference, tmp_path)
 
 
+@pytest.mark.parametrize("case", list(AUDIO_CASES))
+def test_bad_audio_input(case, pipe, reference, tmp_path):
+    source, item = AUDIO_CASES[case]
+    request = mmf.MmInput(images=[GOOD], audios=[source], input_ids=[5, PAD, 6])
+    check(case, pipe, request, "UnsupportedError", item, pipe, reference, tmp_path)
+
+
 @pytest.mark.parametrize("case", list(PROMPT_CASES))
 def test_bad_prompt(case, pipe, reference, tmp_path):
     request, tokenize, expected, item = PROMPT_CASES[case]
@@ -359,7 +376,7 @@ def check(case, p, request, expected, item, pipe, reference, tmp, tokenize=None)
 def test_docs_table_lists_every_case():
     text = DOCS.read_text()
     rows = {m.group(1) for m in re.finditer(r"^\| ([^|]+?) \|", text, re.M)}
-    missing = [c for c in (*CASES, *VIDEO_CASES, *PROMPT_CASES) if c not in rows]
+    missing = [c for c in (*CASES, *VIDEO_CASES, *AUDIO_CASES, *PROMPT_CASES) if c not in rows]
     assert not missing, f"docs/bad-input.md lacks rows for {missing}"
 
 

@@ -255,7 +255,8 @@ def test_a_wrong_modality_item_in_a_keyword_is_refused():
 def test_an_unregistered_keyword_is_refused():
     with pytest.raises(mmf.InvalidInputError) as e:
         mmf.MmInput(foo=[A])
-    assert str(e.value) == "MmInput got foo=, which is no registered modality's keyword; registered: images, videos"
+    assert str(e.value) == ("MmInput got foo=, which is no registered modality's keyword; "
+                            "registered: audios, images, videos")
 
 
 def test_items_must_hold_items_of_registered_modalities():
@@ -266,8 +267,8 @@ def test_items_must_hold_items_of_registered_modalities():
         mmf.MmInput(items=[mmf.Image(A), A])
     assert str(e.value) == "items must hold Item values (mmf.Image, mmf.Video), got bytes"
     with pytest.raises(mmf.InvalidInputError) as e:
-        mmf.MmInput(items=[mmf.Item("audio", b"x")])
-    assert str(e.value) == "item modality 'audio' is not registered; registered: image, video"
+        mmf.MmInput(items=[mmf.Item("signal", b"x")])
+    assert str(e.value) == "item modality 'signal' is not registered; registered: image, video, audio"
     with pytest.raises(mmf.InvalidInputError) as e:
         mmf.MmInput(images=mmf.Image(A))
     assert str(e.value) == "images must be a sequence of sources, not a single source"

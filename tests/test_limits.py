@@ -10,7 +10,7 @@ import mm_framework as mmf
 
 
 @pytest.mark.parametrize("field", ["max_items", "max_request_bytes", "max_source_bytes", "max_image_pixels",
-                                   "max_messages", "max_text_bytes"])
+                                   "max_audio_seconds", "max_messages", "max_text_bytes"])
 @pytest.mark.parametrize(("value", "match"), [(0, "must be greater than zero"), (-5, "must be greater than zero"),
                                               (2.0, "must be an integer"), (True, "must be an integer"),
                                               ("64", "must be an integer"), (None, "must be an integer")])

@@ -1,0 +1,83 @@
+"""kernels.WhisperMel: bit-identical, live, to ``transformers.WhisperFeatureExtractor`` on its
+numpy path (torch absent) with ``padding="max_length"`` and attention masks."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import mm_framework as mmf
+from mm_framework import kernels
+from mm_framework.kernels.mel import mel_filter_bank
+
+transformers = pytest.importorskip("transformers")
+from transformers.audio_utils import mel_filter_bank as reference_filters  # noqa: E402
+
+
+def _numpy_path():
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        return
+    pytest.skip("torch is installed: WhisperFeatureExtractor runs its torch path, not the numpy one")
+
+
+def _signals(rate: int, chunk_s: int) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(7)
+    t = np.arange(int(2.5 * rate)) / rate
+    n = chunk_s * rate
+    return {
+        "silence": np.zeros(rate, np.float32),
+        "noise": rng.standard_normal(3 * rate).astype(np.float32) * 0.3,
+        "chirp": (0.8 * np.sin(2 * np.pi * (100 + 1500 * t) * t)).astype(np.float32),
+        "short": rng.standard_normal(7).astype(np.float32),
+        "one sample": np.array([0.25], np.float32),
+        "exactly a chunk": rng.uniform(-1, 1, n).astype(np.float32),
+        "longer, truncated": rng.uniform(-1, 1, n + rate // 3 + 11).astype(np.float32),
+        "loud": rng.uniform(-1e4, 1e4, rate).astype(np.float32),
+    }
+
+
+PARAMS = [
+    dict(n_mels=80),
+    dict(n_mels=128),
+    dict(n_mels=80, chunk_length=5, hop_length=170),  # 80000 % 170 != 0: the mask drops its last entry
+    dict(n_mels=64, chunk_length=4, n_fft=512, hop_length=128),
+    dict(n_mels=80, chunk_length=3, sampling_rate=24000, hop_length=240, n_fft=600),
+]
+
+
+@pytest.mark.parametrize("params", PARAMS, ids=lambda p: "-".join(f"{k}{v}" for k, v in p.items()))
+def test_features_and_masks_equal_whisper_feature_extractor(params):
+    _numpy_path()
+    from transformers import WhisperFeatureExtractor
+
+    mel = kernels.WhisperMel(**params)
+    ref = WhisperFeatureExtractor(
+        feature_size=mel.n_mels, sampling_rate=mel.sampling_rate, hop_length=mel.hop_length,
+        chunk_length=mel.chunk_length, n_fft=mel.n_fft,
+    )
+    for name, x in _signals(mel.sampling_rate, mel.chunk_length).items():
+        want = ref(x, sampling_rate=mel.sampling_rate, return_attention_mask=True, padding="max_length",
+                   return_tensors="np")
+        features, mask = mel(x), mel.mask(len(x))
+        assert features.dtype == np.float32 and features.shape == (mel.n_mels, mel.num_frames), name
+        assert np.array_equal(want["input_features"][0], features), name
+        assert mask.dtype == want["attention_mask"].dtype and np.array_equal(want["attention_mask"][0], mask), name
+        assert mel.num_valid_frames(len(x)) == int(mask.sum()), name
+
+
+def test_the_filter_bank_is_the_slaney_one():
+    for bins, mels, rate in [(201, 80, 16000), (201, 128, 16000), (257, 64, 16000), (301, 80, 24000)]:
+        want = reference_filters(bins, mels, 0.0, 8000.0, rate, norm="slaney", mel_scale="slaney")
+        assert np.array_equal(mel_filter_bank(bins, mels, 0.0, 8000.0, rate), want)
+
+
+def test_the_valid_frame_count_follows_the_length_alone():
+    mel = kernels.WhisperMel()
+    assert [mel.num_valid_frames(n) for n in (1, 160, 161, 16000, 480000, 10**7)] == [1, 1, 2, 100, 3000, 3000]
+
+
+def test_parameters_are_checked():
+    with pytest.raises(mmf.SpecError, match="^WhisperMel.hop_length must be greater than zero, got 0$"):
+        kernels.WhisperMel(hop_length=0)

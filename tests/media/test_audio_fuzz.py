@@ -1,0 +1,60 @@
+"""Mutated WAV, FLAC, OGG and MP3 bytes through the audio probe and decoder, in a child
+process (libsndfile, libFLAC, libvorbis and mpg123 are C: a crash must fail this test, not
+kill the run): only a decoded item or a typed MmError, ever."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("soundfile")
+
+CHILD = textwrap.dedent("""
+    import collections, json, sys
+    import numpy as np
+    import mm_framework as mmf
+    from tests.media.audio_helpers import encode, tone
+    from mm_framework.media.audio import decode_audio, read_header
+
+    seeds = [encode(tone(0.3, 16000, 2), 16000, "WAV", "PCM_16"), encode(tone(0.3, 22050), 22050, "FLAC", "PCM_16"),
+             encode(tone(0.3, 22050), 22050, "OGG", "VORBIS"), encode(tone(0.3, 48000), 48000, "OGG", "OPUS"),
+             encode(tone(0.3, 44100), 44100, "MP3", "MPEG_LAYER_III")]
+    rng = np.random.default_rng(int(sys.argv[1]))
+    limits = mmf.Limits(max_audio_seconds=60)
+    outcomes = collections.Counter()
+    for _ in range(int(sys.argv[2])):
+        data = bytearray(seeds[rng.integers(len(seeds))])
+        for _ in range(rng.integers(1, 6)):
+            op, pos = rng.integers(4), int(rng.integers(len(data))) if data else 0
+            if op == 0 and data:
+                data[pos] ^= 1 << int(rng.integers(8))
+            elif op == 1:
+                del data[pos:]
+            elif op == 2:
+                data[pos:pos] = rng.bytes(int(rng.integers(1, 9)))
+            else:
+                data[pos:pos + 64] = bytes(len(data[pos:pos + 64]))
+        try:
+            read_header(bytes(data), limits)
+            out = decode_audio(bytes(data), limits)
+            assert out.samples.dtype == np.float32 and out.samples.ndim == 1 and len(out.samples)
+            outcomes["decoded"] += 1
+        except mmf.MmError as e:
+            outcomes[type(e).__name__] += 1
+    print(json.dumps(outcomes))
+""")
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_mutated_audio_never_crashes(seed):
+    run = subprocess.run([sys.executable, "-c", CHILD, str(seed), "1000"], capture_output=True, text=True,
+                         timeout=240, cwd=Path(__file__).parents[2])
+    assert run.returncode == 0, run.stderr[-2000:]
+    outcomes = json.loads(run.stdout.strip().splitlines()[-1])
+    assert sum(outcomes.values()) == 1000 and outcomes["decoded"] and outcomes["MediaError"]
+    assert set(outcomes) <= {"decoded", "MediaError", "UnsupportedError", "LimitExceededError"}

@@ -1,0 +1,261 @@
+"""Audio, the built-in third modality, end to end through a toy family defined here:
+every source form, item numbering, counts from the header, the hash domain of decoded
+samples, the limits, the feature cache and a family that does not take audio."""
+
+from __future__ import annotations
+
+import base64
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import numpy as np
+import pytest
+
+import mm_framework as mmf
+from mm_framework import kernels
+from mm_framework import plugin as mmp
+from mm_framework import plugins
+
+from .conftest import png_bytes
+from .media.audio_helpers import flac_claiming, tone, wav
+
+pytest.importorskip("soundfile")
+pytest.importorskip("soxr")
+
+AUD_ID, IMG_ID = 5, 9
+RATE, CHUNK_S, HOP = 16000, 2, 160
+MEL = kernels.WhisperMel(n_mels=80, sampling_rate=RATE, chunk_length=CHUNK_S)
+
+
+def _tokens(frames_at_rate: int) -> int:
+    """Four mel frames a token, as Whisper-style encoders pool them."""
+    return -(-MEL.num_valid_frames(frames_at_rate) // 4)
+
+
+class ToyAudioFamily:
+    """Whisper features at 16 kHz of a 2 s chunk; images are one token."""
+
+    calls = 0
+
+    def __init__(self, params):
+        pass
+
+    @mmp.hookimpl
+    def mm_capabilities(self):
+        return mmp.Capabilities(
+            modalities=("image", "audio"), placeholders={"image": IMG_ID, "audio": AUD_ID},
+            outputs={"audio": mmp.ItemOutputs("f32", {"mask": ("i64", (MEL.num_frames,))}),
+                     "image": mmp.ItemOutputs("f32", {"mask": ("i64", (1,))})},
+        )
+
+    @mmp.hookimpl
+    def mm_plan_item(self, header):
+        if isinstance(header, mmp.AudioHeader):
+            n = -(-header.frames * RATE // header.sample_rate)  # resample's ceil(n * to / from)
+            return mmp.ItemPlan(mmf.Grid(1, 1, _tokens(n)), None)
+        return mmp.ItemPlan(mmf.Grid(1, 1, 1), (header.width, header.height))
+
+    @mmp.hookimpl
+    def mm_process_item(self, media):
+        type(self).calls += 1
+        if isinstance(media, mmp.DecodedAudio):
+            samples = kernels.resample(media.samples, media.sample_rate, RATE)
+            return mmp.ProcessedItem(mmp.Tensor.f32(MEL(samples).T), {"mask": mmp.Tensor.i64(MEL.mask(len(samples)))},
+                                     mmf.Grid(1, 1, _tokens(len(samples))))
+        mean = media.rgb.reshape(-1, 3).mean(axis=0, keepdims=True).astype(np.float32)
+        return mmp.ProcessedItem(mmp.Tensor.f32(mean), {"mask": mmp.Tensor.i64([1])}, mmf.Grid(1, 1, 1),
+                                 size=(media.width, media.height))
+
+    @mmp.hookimpl
+    def mm_layout(self, input_ids, geometries, modalities):
+        return _layout(input_ids, geometries, modalities)
+
+
+def _layout(input_ids, geometries, modalities):
+    segments, start = [], 0
+    queues = {m: [i for i, mm in enumerate(modalities) if mm == m] for m in ("image", "audio")}
+    for pos, tok in enumerate(input_ids.tolist()):
+        kind = {IMG_ID: "image", AUD_ID: "audio"}.get(tok)
+        if kind is None:
+            continue
+        if not queues[kind]:
+            raise mmf.LayoutError(f"more {kind} placeholders than {kind} items")
+        i = queues[kind].pop(0)
+        segments += [mmp.Text(start, pos), mmp.Media(i, mmp.Repeat(tok, geometries[i].w))]
+        start = pos + 1
+    if any(queues.values()):
+        raise mmf.LayoutError("fewer placeholders than items")
+    return mmp.TokenLayout([*segments, mmp.Text(start, len(input_ids))])
+
+
+class ToyAudioPlugin:
+    @mmp.hookimpl
+    def mm_register_families(self, register):
+        register("toyaudio", ToyAudioFamily)
+
+
+@pytest.fixture
+def toyaudio():
+    name = plugins.register(ToyAudioPlugin(), name="toy-audio-family")
+    try:
+        yield
+    finally:
+        plugins.unregister(name)
+
+
+@pytest.fixture
+def pipe(toyaudio):
+    return mmf.pipeline_from_spec({"family": "toyaudio"})
+
+
+@pytest.fixture(scope="module")
+def server():
+    body = wav(0.5, 22050, 2)
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_GET(self):
+            self.send_response(200)
+            self.send_header("Content-Type", "audio/wav")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}/a.wav", body
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def _expected(data: bytes) -> tuple[np.ndarray, np.ndarray]:
+    from transformers.audio_utils import load_audio
+
+    samples = load_audio(base64.b64encode(data).decode(), sampling_rate=RATE, backend="soundfile")
+    return MEL(samples).T, MEL.mask(len(samples))
+
+
+def test_every_source_form_gives_the_reference_features(pipe, server, tmp_path, monkeypatch):
+    for var in ("http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"):
+        monkeypatch.delenv(var, raising=False)
+    url, data = server
+    path = tmp_path / "a.wav"
+    path.write_bytes(data)
+    features, mask = _expected(data)
+    b64 = base64.b64encode(data).decode()
+    forms = [data, bytearray(data), memoryview(data), f"data:audio/wav;base64,{b64}", b64, str(path), path,
+             path.as_uri(), url]
+    for form in forms:
+        out = pipe.process(mmf.MmInput(audios=[form], input_ids=[AUD_ID]))
+        item = out.items[0]
+        assert item.modality == "audio" and item.hash == mmf.content_hash(data), form
+        assert np.array_equal(item.feature.array, features) and np.array_equal(item.aux["mask"].array, mask)
+        assert item.size is None and item.frames is None
+    by_item = pipe.process(mmf.MmInput(items=[mmf.Item("audio", data)], input_ids=[AUD_ID]))
+    assert by_item == pipe.process(mmf.MmInput(audios=[data], input_ids=[AUD_ID]))
+
+
+def test_items_are_numbered_images_then_audios_and_counts_come_from_the_header(pipe, monkeypatch):
+    a, b = wav(0.3, 8000), wav(1.7, 48000, 2)
+    inp = mmf.MmInput(audios=[a, b], images=[png_bytes(8, 6)], input_ids=[AUD_ID, 0, IMG_ID, AUD_ID])
+    out = pipe.process(inp)
+    assert [it.modality for it in out.items] == ["audio", "image", "audio"]
+    n0, n2 = _tokens(int(0.3 * RATE)), _tokens(int(1.7 * RATE))
+    assert [it.geometry.w for it in out.items] == [n0, 1, n2]
+    import soundfile
+
+    def no_decode(*args, **kwargs):
+        raise AssertionError("a count decoded samples")
+
+    monkeypatch.setattr(soundfile.SoundFile, "read", no_decode)
+    counted = pipe.count_tokens(inp)
+    assert counted.input_ids.tolist() == out.input_ids.tolist() and counted.offsets == out.offsets
+    assert [it.geometry for it in counted.items] == [it.geometry for it in out.items]
+
+
+def test_decoded_audio_hashes_in_its_own_domain_and_matches_the_file(pipe):
+    stereo = tone(0.5, RATE, 2)
+    out = pipe.process(mmf.MmInput(audios=[mmf.Audio(stereo, sample_rate=RATE)], input_ids=[AUD_ID]))
+    samples = stereo.T.mean(axis=0)  # load_audio's downmix
+    assert np.array_equal(out.items[0].feature.array, MEL(samples).T)
+    assert out.items[0].hash not in (mmf.content_hash(stereo.tobytes()), mmf.content_hash(samples.tobytes()))
+    other_rate = pipe.process(mmf.MmInput(audios=[mmf.Audio(stereo, sample_rate=RATE * 2)], input_ids=[AUD_ID]))
+    assert other_rate.items[0].hash != out.items[0].hash
+    mono = tone(0.5, 22050)[:, 0]
+    out = pipe.process(mmf.MmInput(audios=[mmf.Audio(mono, sample_rate=22050)], input_ids=[AUD_ID]))
+    assert np.array_equal(out.items[0].feature.array, MEL(kernels.resample(mono, 22050, RATE)).T)
+
+
+@pytest.mark.parametrize("make, error, match", [
+    (lambda: flac_claiming(10 * 3600 * RATE), mmf.LimitExceededError,
+     r"^item 0: audio of 36000.00 s \(576000000 frames at 16000 Hz\) is above Limits.max_audio_seconds = 1800$"),
+    (lambda: wav(0.0), mmf.MediaError, r"^item 0: audio frames must be greater than zero, got 0$"),
+    (lambda: _wav_rate(10_000_000), mmf.MediaError, r"^item 0: audio sample rate must be <= 384000, got 10000000$"),
+    (lambda: _wav_rate(0), mmf.MediaError, r"^item 0: audio: not a readable audio file \(.*\)$"),
+    (lambda: wav(0.01, RATE, 64), mmf.MediaError, r"^item 0: audio channels must be <= 8, got 64$"),
+    (lambda: b"\x00\x00\x00\x18ftypM4A " + bytes(64), mmf.UnsupportedError,
+     r"^item 0: audio: MP4/M4A is not supported \(WAV, FLAC, OGG/Vorbis, Opus and MP3 are\)$"),
+    (lambda: b"not audio at all" * 8, mmf.MediaError, r"^item 0: audio: not a readable audio file \(Format not rec"),
+    (lambda: mmf.Audio(np.array([0.0, np.nan], np.float32), sample_rate=RATE), mmf.MediaError,
+     r"^item 0: decoded audio: the samples hold NaN or infinity$"),
+    (lambda: mmf.Audio(np.array([0.0, np.inf], np.float32), sample_rate=RATE), mmf.MediaError, "NaN or infinity"),
+    (lambda: mmf.Audio(np.arange(100, dtype=np.int16), sample_rate=RATE), mmf.MediaError,
+     r"^item 0: decoded audio: expected a float32 array \[N\] or \[N, channels\], got int16 \(100,\)$"),
+    (lambda: mmf.Audio(np.zeros(100), sample_rate=RATE), mmf.MediaError, "got float64"),
+    (lambda: mmf.Audio(np.zeros(100, np.float32), sample_rate=0), mmf.MediaError, "sample rate must be greater"),
+    (lambda: mmf.Audio(np.zeros(1801 * 10, np.float32), sample_rate=10), mmf.LimitExceededError,
+     "max_audio_seconds"),
+])
+def test_bad_audio_is_refused_naming_the_item(pipe, make, error, match):
+    for run in (pipe.process, pipe.count_tokens):
+        with pytest.raises(error, match=match):
+            run(mmf.MmInput(audios=[make()], input_ids=[AUD_ID]))
+
+
+def test_the_seconds_limit_is_checked_from_the_header_before_decoding(toyaudio, monkeypatch):
+    short = mmf.pipeline_from_spec({"family": "toyaudio"}, limits=mmf.Limits(max_audio_seconds=1))
+    import soundfile
+
+    monkeypatch.setattr(soundfile.SoundFile, "read", lambda *a, **k: pytest.fail("decoded past the limit"))
+    with pytest.raises(mmf.LimitExceededError, match=r"^item 0: audio of 1.50 s .* Limits.max_audio_seconds = 1$"):
+        short.process(mmf.MmInput(audios=[wav(1.5)], input_ids=[AUD_ID]))
+
+
+def test_arrays_without_a_rate_are_refused_at_the_request(pipe):
+    with pytest.raises(mmf.InvalidInputError, match=r"^item 0: unsupported audio source type ndarray; expected "
+                       r"bytes, str, a pathlib.Path, mm_framework.Audio"):
+        mmf.MmInput(audios=[np.zeros(10, np.float32)])
+
+
+def test_samples_are_counted_against_the_request_byte_budget(toyaudio):
+    small = mmf.pipeline_from_spec({"family": "toyaudio"}, limits=mmf.Limits(max_request_bytes=4 * RATE))
+    one_s = mmf.Audio(np.zeros(RATE, np.float32), sample_rate=RATE)
+    small.process(mmf.MmInput(audios=[one_s], input_ids=[AUD_ID]))
+    with pytest.raises(mmf.LimitExceededError, match="exceeds the request media byte budget"):
+        small.process(mmf.MmInput(audios=[one_s, one_s], input_ids=[AUD_ID, AUD_ID]))
+
+
+def test_the_feature_cache_keys_audio_by_content(toyaudio):
+    cached = mmf.pipeline_from_spec({"family": "toyaudio"}, cache=mmf.FeatureCache(max_bytes=1 << 24))
+    data = wav(0.4)
+    before = ToyAudioFamily.calls
+    first = cached.process(mmf.MmInput(audios=[data], input_ids=[AUD_ID]))
+    again = cached.process(mmf.MmInput(audios=[data], input_ids=[AUD_ID]))
+    assert first == again and ToyAudioFamily.calls == before + 1 and again.timings.items[0].cached
+
+
+def test_a_family_without_audio_refuses_it_before_io(toy):
+    image_only = mmf.pipeline_from_spec({"family": "toy", "image_token_id": 1})
+    with pytest.raises(mmf.UnsupportedError, match=r"^item 0 \(https://x.invalid/a.wav\): family 'toy' does not take "
+                       r"audio$"):
+        image_only.process(mmf.MmInput(audios=["https://x.invalid/a.wav"], input_ids=[1]))
+
+
+def _wav_rate(rate: int) -> bytes:
+    data = bytearray(wav(0.1))
+    data[24:28] = rate.to_bytes(4, "little")
+    data[28:32] = (2 * rate).to_bytes(4, "little")
+    return bytes(data)
