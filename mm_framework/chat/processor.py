@@ -115,7 +115,11 @@ class Processor:
         **template_kwargs: Any,
     ) -> tuple[MmInput, tuple[Place, ...]]:
         """The pipeline request of ``messages`` (rendered, tokenized, its media in message order)
-        and where each item came from, in the request's item order."""
+        and where each item came from, in the request's item order.
+
+        ``add_generation_prompt``, ``tools`` and the template keywords are :meth:`render`'s;
+        ``mm_processor_kwargs`` are processor options for every item (vLLM's name), an item's
+        own options win. Every other entry point takes these same keywords."""
         chat = self._chat(messages)
         text = self._render(chat, add_generation_prompt, tools, dict(template_kwargs))
         ids = self.tokenizer.encode(text)
@@ -154,55 +158,24 @@ class Processor:
 
     # -- model inputs -------------------------------------------------------------
 
-    def apply_chat_template(
-        self,
-        messages: Any,
-        /,
-        *,
-        add_generation_prompt: bool | None = None,
-        tools: Any = None,
-        mm_processor_kwargs: Mapping[str, Any] | None = None,
-        **template_kwargs: Any,
-    ) -> Output:
+    def apply_chat_template(self, messages: Any, /, **options: Any) -> Output:
         """Model inputs for ``messages``: the ``Output`` of :meth:`Pipeline.process`, its ids the
-        rendered prompt tokenized and expanded. ``mm_processor_kwargs`` are processor options for
-        every item (vLLM's name), an item's own options win. A text-only chat gives its ids
-        with no items."""
-        inp, places = self.request(messages, add_generation_prompt=add_generation_prompt, tools=tools,
-                                   mm_processor_kwargs=mm_processor_kwargs, **template_kwargs)
+        rendered prompt tokenized and expanded. ``options``: those of :meth:`request`. A
+        text-only chat gives its ids with no items."""
+        inp, places = self.request(messages, **options)
         with _naming_parts(places):
             return self.pipeline.process(inp) if inp.items else self._text_only(inp)
 
-    async def apply_chat_template_async(
-        self,
-        messages: Any,
-        /,
-        *,
-        add_generation_prompt: bool | None = None,
-        tools: Any = None,
-        mm_processor_kwargs: Mapping[str, Any] | None = None,
-        **template_kwargs: Any,
-    ) -> Output:
+    async def apply_chat_template_async(self, messages: Any, /, **options: Any) -> Output:
         """:meth:`apply_chat_template` on an event loop, which the pipeline's work never blocks."""
-        inp, places = self.request(messages, add_generation_prompt=add_generation_prompt, tools=tools,
-                                   mm_processor_kwargs=mm_processor_kwargs, **template_kwargs)
+        inp, places = self.request(messages, **options)
         with _naming_parts(places):
             return await self.pipeline.process_async(inp) if inp.items else self._text_only(inp)
 
-    def count_tokens(
-        self,
-        messages: Any,
-        /,
-        *,
-        add_generation_prompt: bool | None = None,
-        tools: Any = None,
-        mm_processor_kwargs: Mapping[str, Any] | None = None,
-        **template_kwargs: Any,
-    ) -> Output:
+    def count_tokens(self, messages: Any, /, **options: Any) -> Output:
         """:meth:`apply_chat_template` without pixels: ids, offsets and positions from the media
         headers alone (:meth:`Pipeline.count_tokens`), for routers and admission control."""
-        inp, places = self.request(messages, add_generation_prompt=add_generation_prompt, tools=tools,
-                                   mm_processor_kwargs=mm_processor_kwargs, **template_kwargs)
+        inp, places = self.request(messages, **options)
         with _naming_parts(places):
             return self.pipeline.count_tokens(inp) if inp.items else self._text_only(inp)
 

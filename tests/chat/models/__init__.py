@@ -1,0 +1,46 @@
+"""Chat test models: one module per family (or model line), each a list ``MODELS`` of
+:class:`ChatModel`. A model directory is built from what installs here (the hub is unreachable):
+a tokenizer carrying the model's real special tokens and ids, its published chat template (test
+data, sources in ``tests/chat/data/SOURCES.md``) and its published configs.
+
+The live parity tests and the golden generator (``tests/chat/golden/generate_chat.py``) run
+every case of every model through both our ``Processor`` and the model's transformers processor;
+the golden replay runs ours against the recorded reference.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+
+@attrs.frozen
+class Case:
+    """One chat request. ``kwargs`` go to both sides' ``apply_chat_template`` (template keywords,
+    ``tools``, ``add_generation_prompt``...); ``ours`` only to ours (``mm_processor_kwargs``),
+    ``theirs`` only to transformers' (the same options in its spelling)."""
+
+    messages: list[dict[str, Any]]
+    kwargs: Mapping[str, Any] = attrs.field(factory=dict)
+    ours: Mapping[str, Any] = attrs.field(factory=dict)
+    theirs: Mapping[str, Any] = attrs.field(factory=dict)
+
+
+@attrs.frozen
+class ChatModel:
+    """``make_dir(root)`` writes the model directory into ``root`` and returns it (it skips the
+    test, saying why, when something it needs is not installed); ``reference(root, backend)``
+    is transformers' processor for it (``backend``: "pil" or "torchvision"), built from the
+    directory as ``AutoProcessor.from_pretrained`` would; ``cases(media)`` the requests, their
+    files written into ``media``; ``keys`` the model inputs compared byte for byte besides
+    ``input_ids`` (``Output.model_kwargs()`` against the reference's ``BatchFeature``)."""
+
+    name: str
+    make_dir: Callable[[Path], Path]
+    reference: Callable[[Path, str], Any]
+    cases: Callable[[Path], Mapping[str, Case]]
+    keys: tuple[str, ...]
+    backends: tuple[str, ...] = ("pil",)
