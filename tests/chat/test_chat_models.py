@@ -1,0 +1,95 @@
+"""Live parity of every chat test model (``tests/chat/models``) with its transformers processor:
+for each case, the rendered prompt equals ``apply_chat_template(tokenize=False)``, and the ids
+and every model input in ``model.keys`` equal ``apply_chat_template(tokenize=True,
+return_dict=True, return_tensors="np")`` byte for byte, on each image backend the model lists
+(the torchvision one only where torchvision is installed)."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import mm_framework as mmf
+from . import models as models_pkg
+
+pytest.importorskip("jinja2")
+pytest.importorskip("tokenizers")
+pytest.importorskip("transformers")
+
+MODELS = {
+    m.name: m
+    for info in pkgutil.iter_modules(models_pkg.__path__)
+    for m in importlib.import_module(f"{models_pkg.__name__}.{info.name}").MODELS
+}
+
+
+def _params():
+    for model in MODELS.values():
+        for backend in model.backends:
+            yield pytest.param(model.name, backend, id=f"{model.name}-{backend}")
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    cache: dict[str, Path] = {}
+
+    def get(name: str) -> Path:
+        if name not in cache:
+            cache[name] = MODELS[name].make_dir(tmp_path_factory.mktemp(name) / "model")
+        return cache[name]
+
+    return get
+
+
+@pytest.fixture(scope="module")
+def media(tmp_path_factory):
+    return tmp_path_factory.mktemp("chat-media")
+
+
+def reference_inputs(ref, case, names):
+    """transformers' ids and model inputs for ``case``, as numpy (bf16 as its bits)."""
+    out = ref.apply_chat_template(case.messages, tokenize=True, return_dict=True, return_tensors="np",
+                                  **{**case.kwargs, **case.theirs})
+    return np.asarray(out["input_ids"])[0], {k: np.asarray(out[k]) for k in names if k in out}
+
+
+def assert_same(a, b, what):
+    """Equal shapes and bytes; integer arrays compared as int64 (transformers' grids are int64,
+    some masks int32), transformers' float64 outputs as the float32 the model is given."""
+    assert a.shape == b.shape, (what, a.shape, b.shape)
+    if a.dtype != b.dtype:
+        kinds = {a.dtype.kind, b.dtype.kind}
+        assert kinds <= {"i", "u", "b"} or kinds == {"f"}, (what, a.dtype, b.dtype)
+        common = np.int64 if "f" not in kinds else np.float32
+        a, b = a.astype(common), b.astype(common)
+    assert a.tobytes() == b.tobytes(), what
+
+
+@pytest.mark.parametrize(("name", "backend"), list(_params()))
+def test_chat_model_equals_transformers(name, backend, built, media):
+    model = MODELS[name]
+    if backend == "torchvision":
+        pytest.importorskip("torchvision")
+    root = built(name)
+    proc = mmf.Processor.from_model_dir(root)
+    ref = model.reference(root, backend)
+    cases = model.cases(media)
+    assert cases, "a chat model without cases proves nothing"
+    for label, case in cases.items():
+        text = proc.render(case.messages, **case.kwargs)
+        assert text == ref.apply_chat_template(case.messages, tokenize=False, **{**case.kwargs, **case.theirs}), label
+        ids, theirs = reference_inputs(ref, case, model.keys)
+        out = proc.apply_chat_template(case.messages, **{**case.kwargs, **case.ours})
+        assert out.input_ids.tolist() == ids.tolist(), label
+        if not out.items:
+            continue
+        ours = out.model_kwargs()
+        assert set(theirs) == set(model.keys), (label, sorted(theirs))
+        for key in model.keys:
+            assert_same(np.asarray(ours[key]), theirs[key], (label, key))
+        counted = proc.count_tokens(case.messages, **{**case.kwargs, **case.ours})
+        assert counted.input_ids.tolist() == out.input_ids.tolist() and counted.offsets == out.offsets, label
