@@ -11,8 +11,10 @@ This is one of the three modules a family plugin may import (with ``mm_framework
 * :mod:`.native`: the optional C kernels behind them (``MM_FRAMEWORK_KERNELS``,
   docs/kernels.md): which kernels run (``kernel_mode``, ``simd_level``) and Inkling's bf16
   patch layout (``patchify_bf16``, native only);
-* :mod:`.mel` and :mod:`.resample`: audio, Whisper's log-mel features (``WhisperMel``)
-  and transformers' soxr resampling (``resample``), both exact (docs/audio.md);
+* :mod:`.mel` and :mod:`.resample`: audio, Whisper's log-mel features (``WhisperMel``,
+  exact), ``torch.stft``'s log10 mel magnitudes (``StftLogMel``, within a stated tolerance)
+  with the exact dMel quantisation (``dmel_centers``, ``dmel_bins``), and transformers' soxr
+  resampling (``resample``, exact) (docs/audio.md);
 * band fan-out helpers from :mod:`mm_framework.par`, for kernels that split one image.
 """
 
@@ -28,19 +30,22 @@ from .native import patchify_bf16, simd_level
 from .patchify import patchify_merged_blocks
 from .resize import RESAMPLERS, check_resample, pil_vertical_first, resize_rgb, resize_wants_source
 from .aten import aten_coeffs
-from .mel import WhisperMel
+from .mel import StftLogMel, WhisperMel, dmel_bins, dmel_centers
 from .resample import resample
 from .sizing import scaled_dims, smart_resize
 
 __all__ = [
     "RESAMPLERS",
     "ChannelNorm",
+    "StftLogMel",
     "WhisperMel",
     "aten_coeffs",
     "channel_norm_fused",
     "channel_norm_pil",
     "check_resample",
     "check_rgb",
+    "dmel_bins",
+    "dmel_centers",
     "for_chunks",
     "kernel_mode",
     "normalize_lut_fused",

@@ -1,7 +1,13 @@
-"""The Whisper log-mel spectrogram, bit-identical to ``transformers.WhisperFeatureExtractor``
-on its numpy path (torch absent), with its ``padding="max_length"`` truncation and masks.
+"""Log-mel spectrograms from shared pieces (Slaney mel filters, Hann windows, strided frames):
 
-The reference, per waveform: right-pad with zeros or truncate to ``chunk_length *
+* :class:`WhisperMel`, bit-identical to ``transformers.WhisperFeatureExtractor`` on its
+  numpy path (torch absent), with its ``padding="max_length"`` truncation and masks;
+* :class:`StftLogMel`, the ``torch.stft(center=False)`` log10 mel magnitudes of
+  ``transformers.InklingFeatureExtractor`` (within a stated tolerance: the reference's
+  float32 FFT is MKL's, see that class), and :func:`dmel_bins`, ``InklingProcessor``'s
+  exact quantisation of them.
+
+WhisperMel's reference, per waveform: right-pad with zeros or truncate to ``chunk_length *
 sampling_rate`` samples (float32); reflect-pad ``n_fft // 2`` on both sides; per frame,
 float64 samples times a periodic Hann window, ``np.fft.rfft``, stored as complex64; power
 ``|X|**2`` in float64; ``mel_filters.T @ power`` (Slaney-normalised, Slaney-scale
@@ -61,6 +67,20 @@ def hann_window(length: int) -> np.ndarray:
     return np.hanning(length + 1)[:-1]
 
 
+def hann_window_f32(length: int) -> np.ndarray:
+    """``torch.hann_window(length, periodic=True, dtype=torch.float32)``'s arithmetic: float32
+    ``n * (2 pi / length)``, its cosine, ``* -0.5 + 0.5``. torch takes the cosine with its own
+    vectorised float32 ``cos``; here it is the float64 cosine rounded to float32, so a few
+    entries differ from torch's by one ulp (51 of 1600 at 1600)."""
+    arg = np.arange(length, dtype=np.float32) * np.float32(2.0 * np.pi / length)
+    return np.cos(arg.astype(np.float64)).astype(np.float32) * np.float32(-0.5) + np.float32(0.5)
+
+
+def frames(padded: np.ndarray, n_fft: int, hop_length: int) -> np.ndarray:
+    """The ``[num_frames, n_fft]`` strided view of every ``hop_length``-th window of ``padded``."""
+    return sliding_window_view(padded, n_fft)[::hop_length]
+
+
 @attrs.frozen(eq=False)
 class WhisperMel:
     """Whisper's features for one parameter set; build once (the tables), call per item."""
@@ -113,10 +133,109 @@ class WhisperMel:
         waveform[:n] = samples[:n]
         half = self.n_fft // 2
         padded = np.pad(waveform, [(half, half)], mode="reflect").astype(np.float64)
-        frames = sliding_window_view(padded, self.n_fft)[::self.hop_length]
-        spectrum = np.fft.rfft(frames * self.window, axis=-1).astype(np.complex64)
+        spectrum = np.fft.rfft(frames(padded, self.n_fft, self.hop_length) * self.window, axis=-1).astype(np.complex64)
         power = np.abs(spectrum, dtype=np.float64) ** 2.0
         mel = np.maximum(1e-10, np.dot(self.filters.T, power.T))
         log_spec = np.asarray(np.log10(mel), np.float32)[:, :-1]
         log_spec = np.maximum(log_spec, log_spec.max() - 8.0)
         return (log_spec + 4.0) / 4.0
+
+
+# Frames transformed per block: bounds the float64 spectrum of a long clip (30 min at
+# Inkling's hop is 36,000 frames, 460 MB of complex128 at once).
+_FRAME_BLOCK = 2048
+
+
+@attrs.frozen(eq=False)
+class StftLogMel:
+    """log10 mel magnitudes of ``torch.stft(center=False)`` frames, as
+    ``transformers.InklingFeatureExtractor._torch_extract_fbank_features``: the float32
+    waveform right-padded with zeros to a whole number of hops and left-padded with
+    ``n_fft - hop_length`` zeros; frames every ``hop_length`` samples times a periodic Hann
+    window of ``win_length`` (zero-padded to ``n_fft`` in the middle, as ``torch.stft``);
+    ``sqrt(max(re**2 + im**2, 1e-10))``; the float32 Slaney filters (``f_min`` to ``f_max``,
+    Slaney-normalised) times the magnitudes; ``log10(max(., 1e-10))``. ``num_frames(n) =
+    ceil(n / hop_length)``, every frame valid.
+
+    The reference computes in float32 with MKL's FFT, whose rounding cannot be reproduced
+    with numpy; here every step after the float32 window runs in float64 and the result is
+    rounded once to float32. The difference is the reference's float32 FFT error, about
+    1e-7 of the frame's largest magnitude in linear terms (docs/audio.md, "Inkling", gives
+    the measured tolerance and where it moves a dMel bin).
+    """
+
+    n_mels: int = 80
+    sampling_rate: int = 16000
+    hop_length: int = 800
+    win_length: int = 1600
+    n_fft: int = 1600
+    f_min: float = 0.0
+    f_max: float | None = None
+    filters: np.ndarray = attrs.field(init=False, repr=False)
+    window: np.ndarray = attrs.field(init=False, repr=False)
+
+    def __attrs_post_init__(self) -> None:
+        for name in ("n_mels", "sampling_rate", "hop_length", "win_length", "n_fft"):
+            check_int(getattr(self, name), f"StftLogMel.{name}", minimum=1)
+        if self.win_length > self.n_fft:
+            raise ValueError(f"StftLogMel.win_length must be <= n_fft, got {self.win_length} > {self.n_fft}")
+        f_max = self.sampling_rate / 2.0 if self.f_max is None else self.f_max
+        bank = mel_filter_bank(1 + self.n_fft // 2, self.n_mels, self.f_min, f_max, self.sampling_rate)
+        # The reference multiplies by the filters stored as float32.
+        object.__setattr__(self, "filters", np.ascontiguousarray(bank.T, np.float32).astype(np.float64))
+        left = (self.n_fft - self.win_length) // 2
+        window = np.zeros(self.n_fft, np.float32)
+        window[left:left + self.win_length] = hann_window_f32(self.win_length)
+        object.__setattr__(self, "window", window.astype(np.float64))
+
+    def num_frames(self, num_samples: int) -> int:
+        """Feature frames of an input of ``num_samples`` (all valid)."""
+        return -(-num_samples // self.hop_length)
+
+    def __call__(self, samples: np.ndarray) -> np.ndarray:
+        """float32 ``[num_frames, n_mels]`` features of float32 mono ``samples``."""
+        n = len(samples)
+        left = max(self.n_fft - self.hop_length, 0)
+        padded = np.zeros(left + self.num_frames(n) * self.hop_length, np.float32)
+        padded[left:left + n] = samples
+        view = frames(padded, self.n_fft, self.hop_length)
+        out = np.empty((len(view), self.n_mels), np.float32)
+        for start in range(0, len(view), _FRAME_BLOCK):
+            spectrum = np.fft.rfft(view[start:start + _FRAME_BLOCK] * self.window, axis=-1)
+            magnitude = np.sqrt(np.maximum(spectrum.real ** 2 + spectrum.imag ** 2, 1e-10))
+            mel = np.maximum(magnitude @ self.filters.T, 1e-10)
+            out[start:start + len(mel)] = np.log10(mel)
+        return out
+
+
+def dmel_centers(min_value: float, max_value: float, num_bins: int) -> np.ndarray:
+    """``torch.linspace(min_value, max_value, num_bins, dtype=torch.float64).to(torch.float32)``:
+    torch's linspace steps from the start for the first half and back from the end for the
+    second (``RangeFactoriesKernel``), which numpy's ``linspace`` does not."""
+    check_int(num_bins, "num_bins", minimum=1)
+    i = np.arange(num_bins, dtype=np.float64)
+    if num_bins == 1:
+        return np.array([min_value], np.float32)
+    step = (max_value - min_value) / (num_bins - 1)
+    values = np.where(i < num_bins // 2, min_value + step * i, max_value - step * (num_bins - 1 - i))
+    return values.astype(np.float32)
+
+
+def dmel_bins(features: np.ndarray, centers: np.ndarray, min_value: float, max_value: float) -> np.ndarray:
+    """``InklingProcessor._extract_dmel_bins``: the float32 ``features`` clamped to
+    ``[min_value, max_value]``, then the index of the nearest of the sorted float32
+    ``centers`` by ``|x - c|`` in float32, the lower index on a tie (``argmin`` takes the
+    first), as int64.
+
+    Only the two centres around each value are compared (``searchsorted``): float32
+    rounding is monotone, so a centre further away is never strictly nearer, and it ties
+    only when two centres are closer than a rounding step, which the callers' bin counts
+    rule out (checked with the brute-force argmin in the tests).
+    """
+    x = np.clip(features, np.float32(min_value), np.float32(max_value))
+    hi = np.clip(np.searchsorted(centers, x), 1, max(len(centers) - 1, 1))
+    if len(centers) == 1:
+        return np.zeros(x.shape, np.int64)
+    lo = hi - 1
+    take_lo = np.abs(x - centers[lo]) <= np.abs(x - centers[hi])
+    return np.where(take_lo, lo, hi).astype(np.int64)
