@@ -1,9 +1,17 @@
-"""The ``inkling`` family: one LLM token per bf16 patch, plain 1-D positions.
+"""The ``inkling`` family: one LLM token per bf16 patch or per dMel audio frame, plain 1-D
+positions.
 
 Spec (every field optional, defaults shown; unknown fields are errors)::
 
     {"family": "inkling", "patch_size": 40, "rescale_frac": 2.0, "rescale_cap": 2048,
-     "image_token_id": -101}
+     "image_token_id": -101, "audio_token_id": 200053, "sampling_rate": 16000,
+     "feature_size": 80, "audio_token_duration_s": 0.05, "window_size_multiplier": 2.0,
+     "n_fft": null, "num_dmel_bins": 16, "dmel_min_value": -7.0, "dmel_max_value": 2.0}
+
+Audio (:mod:`.audio`, docs/families/inkling.md): per clip, int64 dMel bins ``[frames,
+feature_size]``, geometry ``Grid(1, 1, frames)``; the i-th ``audio_token_id`` becomes
+``frames`` copies of itself (``InklingProcessor.replace_audio_token``); ``model_kwargs()``
+adds ``audio_input_ids`` and ``audio_input_ids_mask`` as the processor returns them.
 
 ``rescale_frac`` / ``rescale_cap`` may be ``null`` (no rescale / no cap; a cap needs
 ``rescale_frac > 1``). ``image_token_id`` is any int64; the default ``-101`` is the Inkling
@@ -42,12 +50,14 @@ from typing import Any
 import numpy as np
 
 from mm_framework.plugin import (
-    Capabilities, DecodedImage, DecodeOptions, Grid, ImageHeader, ItemOutputs, ItemPlan, OutputItem, ProcessedItem,
-    Tensor, TokenLayout, hookimpl, layout_by_placeholder, take_source,
+    AudioHeader, Capabilities, DecodedAudio, DecodedImage, DecodeOptions, Grid, ImageHeader, ItemOutputs, ItemPlan,
+    LayoutError, Media, OutputItem, ProcessedItem, Repeat, Tensor, Text, TokenLayout, hookimpl, layout_by_placeholder,
+    take_source,
 )
 from mm_framework.kernels import resize_wants_source
 
 from .api import rescale_patchify, rescaled_size
+from .audio import INKLING_AUDIO_TOKEN
 from .params import parse_spec
 from .patchify import patch_grid
 
@@ -59,12 +69,12 @@ class InklingFamily:
     """Family processor for one validated spec; immutable and shared across threads."""
 
     def __init__(self, params: Mapping[str, Any]) -> None:
-        self.patch_size, self.rescale_frac, self.rescale_cap, self.image_token_id = parse_spec(params)
+        self.patch_size, self.rescale_frac, self.rescale_cap, self.image_token_id, self.audio = parse_spec(params)
 
     def __repr__(self) -> str:
         return (
             f"InklingFamily(patch_size={self.patch_size}, rescale_frac={self.rescale_frac}, "
-            f"rescale_cap={self.rescale_cap}, image_token_id={self.image_token_id})"
+            f"rescale_cap={self.rescale_cap}, image_token_id={self.image_token_id}, audio={self.audio!r})"
         )
 
     @hookimpl
@@ -73,15 +83,19 @@ class InklingFamily:
         # Inkling tokenizer inserts itself (no text maps to it). With the vocabulary's own
         # image token (transformers' InklingConfig.image_token_id) the template's text is known.
         texts = {"image": INKLING_IMAGE_TOKEN[1]} if self.image_token_id == INKLING_IMAGE_TOKEN[0] else {}
-        outputs = ItemOutputs("bf16", {"patch_grid": ("i64", (2,)), "image_size": ("i64", (2,))})
+        if self.audio.token_id == INKLING_AUDIO_TOKEN[0]:
+            texts["audio"] = INKLING_AUDIO_TOKEN[1]
+        outputs = {"image": ItemOutputs("bf16", {"patch_grid": ("i64", (2,)), "image_size": ("i64", (2,))}),
+                   "audio": ItemOutputs("i64")}
         return Capabilities(
-            placeholders={"image": self.image_token_id}, placeholder_texts=texts, outputs={"image": outputs}
+            modalities=("image", "audio"), placeholders={"image": self.image_token_id, "audio": self.audio.token_id},
+            placeholder_texts=texts, outputs=outputs,
         )
 
     @hookimpl
     def mm_resolved_spec(self) -> dict[str, Any]:
         return {"family": "inkling", "patch_size": self.patch_size, "rescale_frac": self.rescale_frac,
-                "rescale_cap": self.rescale_cap, "image_token_id": self.image_token_id}
+                "rescale_cap": self.rescale_cap, "image_token_id": self.image_token_id, **self.audio.fields()}
 
     @hookimpl
     def mm_decode_options(self) -> DecodeOptions:
@@ -89,7 +103,9 @@ class InklingFamily:
         return DecodeOptions(alpha="drop", exif_transpose=False, keep_source=resize_wants_source("pil_lanczos"))
 
     @hookimpl
-    def mm_process_item(self, media: DecodedImage) -> ProcessedItem:
+    def mm_process_item(self, media: DecodedImage | DecodedAudio) -> ProcessedItem:
+        if isinstance(media, DecodedAudio):
+            return self.audio.process(media)
         # Taken (and so released after the resize) even when no resize needs it.
         source = take_source(media)
         h, w, bits = rescale_patchify(media.rgb, self.patch_size, self.rescale_frac, self.rescale_cap, source)
@@ -102,11 +118,42 @@ class InklingFamily:
         )
 
     @hookimpl
-    def mm_layout(self, input_ids: np.ndarray, geometries: Sequence[Grid]) -> TokenLayout:
-        return layout_by_placeholder(input_ids, self.image_token_id, [g.t * g.h * g.w for g in geometries])
+    def mm_layout(self, input_ids: np.ndarray, geometries: Sequence[Grid], modalities: Sequence[str]) -> TokenLayout:
+        counts = [g.t * g.h * g.w for g in geometries]
+        ids = np.asarray(input_ids, dtype=np.int64)
+        # An audio placeholder without audio is refused, as the processor refuses it.
+        if "audio" not in modalities and not (ids == self.audio.token_id).any():
+            return layout_by_placeholder(ids, self.image_token_id, counts)
+        return self._mixed_layout(ids, counts, modalities)
+
+    def _mixed_layout(self, ids: np.ndarray, counts: list[int], modalities: Sequence[str]) -> TokenLayout:
+        """Each modality's i-th placeholder becomes its i-th item's tokens, as
+        ``InklingProcessor`` replaces each placeholder in order, per modality."""
+        slots: list[tuple[int, int, int]] = []
+        for modality, token in (("image", self.image_token_id), ("audio", self.audio.token_id)):
+            items = [i for i, m in enumerate(modalities) if m == modality]
+            positions = np.flatnonzero(ids == token).tolist()
+            if len(positions) != len(items):
+                raise LayoutError(
+                    f"prompt has {len(positions)} {modality} placeholder(s) but {len(items)} {modality} item(s) "
+                    f"(placeholder id {token})"
+                )
+            slots += [(pos, item, token) for pos, item in zip(positions, items)]
+        segments: list[Text | Media] = []
+        start = 0
+        for pos, item, token in sorted(slots):
+            if pos > start:
+                segments.append(Text(start, pos))
+            segments.append(Media(item, Repeat(token, counts[item])))
+            start = pos + 1
+        if start < len(ids):
+            segments.append(Text(start, len(ids)))
+        return TokenLayout(segments)
 
     @hookimpl
-    def mm_plan_item(self, header: ImageHeader) -> ItemPlan:
+    def mm_plan_item(self, header: ImageHeader | AudioHeader) -> ItemPlan:
+        if isinstance(header, AudioHeader):
+            return ItemPlan(Grid(1, 1, self.audio.num_tokens(header.frames, header.sample_rate)), None)
         width, height = header.width, header.height
         w, h = rescaled_size(width, height, self.rescale_frac, self.rescale_cap)
         nph, npw = patch_grid(h, w, self.patch_size)
@@ -114,6 +161,12 @@ class InklingFamily:
 
     @hookimpl
     def mm_model_kwargs(self, items: Sequence[OutputItem]) -> dict[str, np.ndarray]:
+        audios = [it for it in items if it.modality == "audio"]
+        images = [it for it in items if it.modality == "image"]
+        out = self.audio.model_kwargs(audios) if audios else {}
+        return {**self._image_kwargs(images), **out}
+
+    def _image_kwargs(self, items: Sequence[OutputItem]) -> dict[str, np.ndarray]:
         if not items:
             return {}
         return {

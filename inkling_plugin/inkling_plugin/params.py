@@ -14,6 +14,8 @@ from typing import Any, NamedTuple
 from mm_framework import Limits
 from mm_framework.plugin import SpecFields
 
+from .audio import AUDIO_DEFAULTS, InklingAudio
+
 FAMILY = "inkling"
 # The core's default decode limit (Pillow's own decompression-bomb threshold): no image
 # is rescaled past it, and no patch may be larger than it, since every image is cut into
@@ -21,7 +23,9 @@ FAMILY = "inkling"
 MAX_PIXELS = Limits().max_image_pixels
 MAX_PATCH_SIZE = math.isqrt(MAX_PIXELS)
 # The Inkling processor's defaults; -101 is the protocol's negative image placeholder.
-DEFAULTS: Mapping[str, Any] = {"patch_size": 40, "rescale_frac": 2.0, "rescale_cap": 2048, "image_token_id": -101}
+DEFAULTS: Mapping[str, Any] = {
+    "patch_size": 40, "rescale_frac": 2.0, "rescale_cap": 2048, "image_token_id": -101, **AUDIO_DEFAULTS,
+}
 
 
 class InklingSpec(NamedTuple):
@@ -31,6 +35,7 @@ class InklingSpec(NamedTuple):
     rescale_frac: float | None
     rescale_cap: int | None
     image_token_id: int
+    audio: InklingAudio
 
 
 def _patch_size(f: SpecFields) -> int:
@@ -72,7 +77,12 @@ def check_params(patch_size: Any, rescale_frac: Any, rescale_cap: Any) -> tuple[
 def parse_spec(params: Mapping[str, Any]) -> InklingSpec:
     """Validate the spec fields (without ``"family"``) into an :class:`InklingSpec`.
 
-    ``image_token_id`` is any int64 (the default is negative).
+    ``image_token_id`` is any int64 (the default is negative); ``audio_token_id`` too, but
+    not the image's. The audio fields are :class:`~.audio.InklingAudio`'s.
     """
     f = SpecFields(FAMILY, params, defaults=DEFAULTS)
-    return InklingSpec(_patch_size(f), *_rescale(f), f.integer("image_token_id"))
+    image_token_id = f.integer("image_token_id")
+    audio = InklingAudio.from_fields(f)
+    if audio.token_id == image_token_id:
+        raise f.error(["image_token_id", "audio_token_id"], f"must differ, got {image_token_id} for both")
+    return InklingSpec(_patch_size(f), *_rescale(f), image_token_id, audio)

@@ -31,7 +31,7 @@ from .patchify import patchify_merged_blocks
 from .resize import RESAMPLERS, check_resample, pil_vertical_first, resize_rgb, resize_wants_source
 from .aten import aten_coeffs
 from .mel import StftLogMel, WhisperMel, dmel_bins, dmel_centers
-from .resample import resample
+from .resample import resample, resampled_length
 from .sizing import scaled_dims, smart_resize
 
 __all__ = [
@@ -55,6 +55,7 @@ __all__ = [
     "patchify_merged_blocks",
     "pil_vertical_first",
     "resample",
+    "resampled_length",
     "resize_rgb",
     "resize_wants_source",
     "rows_per_worker",

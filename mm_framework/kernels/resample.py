@@ -15,6 +15,12 @@ from ..checks import check_int
 from ..errors import UnsupportedError
 
 
+def resampled_length(num_samples: int, from_rate: int, to_rate: int) -> int:
+    """How many samples :func:`resample` returns for ``num_samples`` (``ceil(n * to / from)``
+    in float, the reference's expression), for counts made from a header."""
+    return num_samples if from_rate == to_rate else math.ceil(num_samples * to_rate / from_rate)
+
+
 def resample(samples: np.ndarray, from_rate: int, to_rate: int) -> np.ndarray:
     """float32 mono ``samples`` at ``from_rate`` Hz, at ``to_rate`` Hz (the same array when
     the rates are equal, as the reference returns its input)."""
@@ -26,7 +32,7 @@ def resample(samples: np.ndarray, from_rate: int, to_rate: int) -> np.ndarray:
         import soxr
     except ImportError:
         raise UnsupportedError("resampling audio needs soxr: pip install 'mm_framework[audio]'") from None
-    n = math.ceil(samples.shape[-1] * to_rate / from_rate)
+    n = resampled_length(samples.shape[-1], from_rate, to_rate)
     out = soxr.resample(samples, from_rate, to_rate, quality="soxr_hq")
     out = np.pad(out, (0, max(0, n - len(out))))[:n]
     return np.ascontiguousarray(out, dtype=np.float32)
