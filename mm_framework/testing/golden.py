@@ -7,6 +7,7 @@ A case is a directory holding ``case.json`` plus, optionally, the input files::
       "spec": {"family": ...},
       "prompt_ids": [...],
       "images": ["input_0.png", {"name": "large.jpg", "blake3": "..."}],
+      "audios": ["clip_0.wav"],                         # optional: encoded audio files in the case
       "expected": {
         "hashes": ["<u64 as decimal string>", ...],
         "features": [{"dtype": "f32", "shape": [...], "blake3": "<hex of the LE bytes>"}],
@@ -86,9 +87,13 @@ class GoldenCase:
             out.append(data)
         return out
 
+    def audios(self) -> list[bytes]:
+        """The case's audio files (``"audios"``, optional), read from the case directory."""
+        return [(self.path / name).read_bytes() for name in self.doc.get("audios", ())]
+
     def request(self, source: ImageSource | None = None) -> MmInput:
-        """The case's request: its images and prompt ids."""
-        return MmInput(images=self.images(source), input_ids=self.doc["prompt_ids"])
+        """The case's request: its images, audios and prompt ids."""
+        return MmInput(images=self.images(source), audios=self.audios(), input_ids=self.doc["prompt_ids"])
 
     def reference(self) -> str | None:
         """What made the case in the reference environment (its generator script or the
