@@ -29,13 +29,32 @@ SPEC = {"family": "inkling", "patch_size": 40, "rescale_frac": 2.0, "rescale_cap
 
 
 class TestInklingConformance(FamilyConformance):
-    optional_fields = frozenset({"patch_size", "rescale_frac", "rescale_cap", "image_token_id"})
+    optional_fields = frozenset({
+        "patch_size", "rescale_frac", "rescale_cap", "image_token_id", "audio_token_id", "sampling_rate",
+        "feature_size", "audio_token_duration_s", "window_size_multiplier", "n_fft", "num_dmel_bins",
+        "dmel_min_value", "dmel_max_value",
+    })
     # Request cases whose expectations come from the independent reference (generate_golden.py).
     golden_dir = Path(__file__).parent / "golden" / "cases"
 
     @pytest.fixture
     def family_spec(self):
         return dict(SPEC)
+
+    @pytest.fixture
+    def golden_stages(self):
+        return _stages
+
+
+def _stages(pipe: mmf.Pipeline, inp: MmInput) -> dict:
+    """The audio cases' ``audio_samples[i]``: decoded and resampled to the family's rate, as
+    ``load_audio`` gives them to the processor (image cases record no stages)."""
+    from mm_framework import kernels
+
+    out, media = pipe.decode(inp)
+    rate = pipe.spec["sampling_rate"]
+    clips = [m for it, m in zip(out.items, media) if it.modality == "audio"]
+    return {f"audio_samples[{k}]": kernels.resample(m.samples, m.sample_rate, rate) for k, m in enumerate(clips)}
 
 
 @pytest.fixture
@@ -78,6 +97,9 @@ def test_defaults_are_the_processor_defaults():
     assert attrs.evolve(pipe.decode_options, max_pixels=None) == DecodeOptions(alpha="drop", exif_transpose=False)
     assert pipe.spec == {
         "family": "inkling", "patch_size": 40, "rescale_frac": 2.0, "rescale_cap": 2048, "image_token_id": -101,
+        "audio_token_id": 200053, "sampling_rate": 16000, "feature_size": 80, "audio_token_duration_s": 0.05,
+        "window_size_multiplier": 2.0, "n_fft": 1600, "num_dmel_bins": 16, "dmel_min_value": -7.0,
+        "dmel_max_value": 2.0,
     }
 
 
@@ -298,9 +320,12 @@ def test_large_request_identical_across_thread_modes(threads):
 
 def test_placeholder_text_only_for_the_vocabularys_image_token():
     # SGLang's Inkling tokenizer inserts the protocol id -101 itself: no text maps to it.
-    assert mmf.pipeline_from_spec({"family": "inkling"}).capabilities.placeholder_texts == {}
-    caps = mmf.pipeline_from_spec({"family": "inkling", "image_token_id": 200054}).capabilities
-    assert caps.placeholder_texts == {"image": "<|unused_200054|>"} and caps.placeholders == {"image": 200054}
+    # The audio placeholder defaults to the vocabulary's own token, whose text is known.
+    assert mmf.pipeline_from_spec({"family": "inkling"}).capabilities.placeholder_texts == {
+        "audio": "<|unused_200053|>"}
+    caps = mmf.pipeline_from_spec({"family": "inkling", "image_token_id": 200054, "audio_token_id": 7}).capabilities
+    assert caps.placeholder_texts == {"image": "<|unused_200054|>"}
+    assert caps.placeholders == {"image": 200054, "audio": 7}
 
 
 def test_the_vocabularys_image_token_is_transformers_inkling_config():
@@ -308,3 +333,6 @@ def test_the_vocabularys_image_token_is_transformers_inkling_config():
 
     config = pytest.importorskip("transformers.models.inkling.configuration_inkling")
     assert config.InklingConfig().image_token_id == INKLING_IMAGE_TOKEN[0]
+    from inkling_plugin.audio import INKLING_AUDIO_TOKEN
+
+    assert config.InklingConfig().audio_token_id == INKLING_AUDIO_TOKEN[0]
