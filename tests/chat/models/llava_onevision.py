@@ -118,6 +118,7 @@ def cases(media: Path) -> dict[str, Case]:
 
 
 MODELS = [
-    ChatModel("llava_onevision", make_dir, reference, cases, keys=("pixel_values", "image_sizes"),
-              backends=("pil", "torchvision")),
+    # Only the PIL backend: the family clones LlavaOnevisionImageProcessorPil
+    # (docs/families/llava_onevision.md).
+    ChatModel("llava_onevision", make_dir, reference, cases, keys=("pixel_values", "image_sizes")),
 ]
