@@ -94,8 +94,11 @@ class InternVlFamily:
         # transformers' InternVLProcessor); another slot id is a token of the caller's choice.
         s = self.spec
         texts = {"image": "<IMG_CONTEXT>"} if s.image_token_id == s.img_context_token_id else {}
+        # transformers' images_kwargs spelling of the tile budget; SGLang hard-codes its own.
+        options = {"image": {"max_patches": "max_num"}} if self._hf else {}
         return mmp.Capabilities(
-            placeholders={"image": s.image_token_id}, placeholder_texts=texts, outputs={"image": mmp.ItemOutputs("f32")}
+            placeholders={"image": s.image_token_id}, placeholder_texts=texts, item_options=options,
+            outputs={"image": mmp.ItemOutputs("f32")},
         )
 
     @mmp.hookimpl

@@ -38,6 +38,10 @@ JPEG = sample_image(640, 480, "JPEG", seed=1)
 PNG = sample_image(1000, 700, "PNG", seed=2)
 SMALL = sample_image(90, 60, "PNG", seed=3)
 
+# Our add_generation_prompt defaults to True (as vLLM's), transformers' to False: a case
+# that means either says so.
+GENERATE = {"add_generation_prompt": True}
+
 _TOKENIZER: list[Path] = []
 
 
@@ -79,6 +83,11 @@ def tokenizer_config(tokenizer_json: Path) -> dict[str, Any]:
     }
 
 
+def ask(messages: list[dict[str, Any]], **options: Any) -> Case:
+    """A request that ends with the generation prompt (``GENERATE``)."""
+    return Case(messages, GENERATE, **options)
+
+
 def _maker(configs: str, template: str):
     def make_dir(root: Path) -> Path:
         tokenizer = _tokenizer_json()
@@ -116,7 +125,9 @@ def _data_url(data: bytes, mime: str) -> str:
     return f"data:{mime};base64,{base64.b64encode(data).decode()}"
 
 
-def _media(media: Path) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+def media_parts(media: Path) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """Three image parts (shared by the chat models): a JPEG ``image_url`` with a ``data:`` URL,
+    a PNG by ``path`` (written into ``media``), a small PNG by ``data:`` ``url``."""
     path = media / "page.png"
     if not path.exists():
         path.write_bytes(PNG)
@@ -130,7 +141,7 @@ def pixtral_cases(media: Path) -> dict[str, Case]:
     """Pixtral-12B's template: the system prompt joins the last user turn, image parts are
     ``[IMG]``, assistant contents are strings; a text part is read from ``chunk["content"]``
     (the template predates ``"text"`` parts), so OpenAI text parts render empty, as there."""
-    jpeg, page, small = _media(media)
+    jpeg, page, small = media_parts(media)
     text = {"type": "text", "text": "Describe this image."}
     multi = [
         {"role": "user", "content": [jpeg, text]},
@@ -140,16 +151,16 @@ def pixtral_cases(media: Path) -> dict[str, Case]:
         {"role": "user", "content": [page]},
     ]
     return {
-        "single": Case([{"role": "user", "content": [jpeg, text]}]),
-        "string_content": Case([{"role": "user", "content": "Hello, who are you?"}]),
-        "system": Case([{"role": "system", "content": "You are terse."}, {"role": "user", "content": [page]}]),
-        "interleaved": Case([{"role": "user", "content": [
+        "single": ask([{"role": "user", "content": [jpeg, text]}]),
+        "string_content": ask([{"role": "user", "content": "Hello, who are you?"}]),
+        "system": ask([{"role": "system", "content": "You are terse."}, {"role": "user", "content": [page]}]),
+        "interleaved": ask([{"role": "user", "content": [
             {"type": "text", "text": "First "}, jpeg, {"type": "text", "text": " then "}, small,
             {"type": "text", "text": " and "}, page,
         ]}]),
-        "multi_turn": Case(multi),
+        "multi_turn": ask(multi),
         "multi_turn_no_generation_prompt": Case(multi, {"add_generation_prompt": False}),
-        "image_only": Case([{"role": "user", "content": [small]}]),
+        "image_only": ask([{"role": "user", "content": [small]}]),
         "continue_final_message": Case(
             [{"role": "user", "content": [small]}, {"role": "assistant", "content": "The image shows  "}],
             {"continue_final_message": True},
@@ -167,7 +178,7 @@ def mistral3_cases(media: Path) -> dict[str, Case]:
     """Mistral Small 3.1's template: a default system prompt with today's date unless one is
     given (string or text parts), ``[IMG]`` for image and image_url parts, tools as
     ``[AVAILABLE_TOOLS]`` before the last user turn, tool calls and results."""
-    jpeg, page, small = _media(media)
+    jpeg, page, small = media_parts(media)
     multi = [
         {"role": "user", "content": [jpeg, {"type": "text", "text": "What is this?"}]},
         {"role": "assistant", "content": [{"type": "text", "text": "A picture."}]},
@@ -178,20 +189,20 @@ def mistral3_cases(media: Path) -> dict[str, Case]:
     call = {"id": "call_0123456789", "type": "function",
             "function": {"name": "get_weather", "arguments": {"city": "Paris"}}}
     return {
-        "single": Case([{"role": "user", "content": [jpeg, {"type": "text", "text": "Describe this image."}]}]),
-        "string_content": Case([{"role": "user", "content": "Hello, who are you?"}]),
-        "system": Case([{"role": "system", "content": "You are terse."},
+        "single": ask([{"role": "user", "content": [jpeg, {"type": "text", "text": "Describe this image."}]}]),
+        "string_content": ask([{"role": "user", "content": "Hello, who are you?"}]),
+        "system": ask([{"role": "system", "content": "You are terse."},
                         {"role": "user", "content": [{"type": "text", "text": "Read this:"}, page]}]),
-        "system_parts": Case([{"role": "system", "content": [{"type": "text", "text": "You read pages."}]},
+        "system_parts": ask([{"role": "system", "content": [{"type": "text", "text": "You read pages."}]},
                               {"role": "user", "content": [page]}]),
-        "interleaved": Case([{"role": "user", "content": [
+        "interleaved": ask([{"role": "user", "content": [
             {"type": "text", "text": "First "}, jpeg, {"type": "text", "text": " then "}, small,
             {"type": "text", "text": " and "}, page, {"type": "text", "text": " which differ?"},
         ]}]),
-        "multi_turn": Case(multi),
+        "multi_turn": ask(multi),
         "multi_turn_no_generation_prompt": Case(multi, {"add_generation_prompt": False}),
-        "image_only": Case([{"role": "user", "content": [small]}]),
-        "unicode": Case([{"role": "user", "content": [
+        "image_only": ask([{"role": "user", "content": [small]}]),
+        "unicode": ask([{"role": "user", "content": [
             {"type": "text", "text": "Grüße, 世界 🌍\n\ttabs  and  spaces"}, jpeg]}]),
         "continue_final_message": Case(
             [{"role": "user", "content": [small]},
@@ -199,12 +210,12 @@ def mistral3_cases(media: Path) -> dict[str, Case]:
             {"continue_final_message": True},
         ),
         "tools": Case([{"role": "user", "content": [small, {"type": "text", "text": "Weather where this is?"}]}],
-                      {"tools": _TOOLS}),
+                      {"tools": _TOOLS, **GENERATE}),
         "tool_call_and_result": Case([
             {"role": "user", "content": [small, {"type": "text", "text": "Weather in Paris?"}]},
             {"role": "assistant", "tool_calls": [call]},
             {"role": "tool", "tool_call_id": "call_0123456789", "content": "sunny"},
-        ], {"tools": _TOOLS}),
+        ], {"tools": _TOOLS, **GENERATE}),
     }
 
 
