@@ -123,13 +123,12 @@ def make_dir(root: Path) -> Path:
 
 
 def reference(root: Path, backend: str) -> Any:
-    """``AutoProcessor.from_pretrained(root)`` with the image processor of ``backend``; without
-    torchvision there is no ``InternVLVideoProcessor``, so the processor is built from the same
-    files with only that one type check skipped (as ``tests/chat/test_chat_parity.py`` does)."""
+    """``InternVLProcessor`` from ``root``'s files as ``AutoProcessor.from_pretrained(root)``
+    builds it, with the image processor of ``backend`` (``AutoProcessor``'s ``backend`` would
+    also ask for a PIL video processor, which does not exist). Without torchvision there is no
+    ``InternVLVideoProcessor``: then only that one type check is skipped (as
+    ``tests/chat/test_chat_parity.py`` does)."""
     import transformers
-
-    if transformers.utils.is_torchvision_available():
-        return transformers.AutoProcessor.from_pretrained(root, backend=backend)
 
     class ImagesOnly(transformers.InternVLProcessor):
         def check_argument_for_proper_class(self, name, arg):
@@ -137,9 +136,12 @@ def reference(root: Path, backend: str) -> Any:
                 return None
             return super().check_argument_for_proper_class(name, arg)
 
+    video = (transformers.AutoVideoProcessor.from_pretrained(root)
+             if transformers.utils.is_torchvision_available() else None)
     return ImagesOnly(
         image_processor=transformers.AutoImageProcessor.from_pretrained(root, backend=backend),
         tokenizer=transformers.AutoTokenizer.from_pretrained(root),
+        video_processor=video,
         chat_template=(root / "chat_template.jinja").read_text(encoding="utf-8"),
         image_seq_length=256,
     )
