@@ -14,6 +14,9 @@ Subclass it in a test module and supply the ``family_spec`` fixture. Optional kn
   check must then fail (strict xfail), so a stale declaration is noticed too.
 
 Check ids are the test method names, e.g. ``test_num_media_tokens_matches_real``.
+
+:class:`AudioFamilyConformance` runs the same checks on audio clips, for a family whose
+items are audio (docs/audio.md).
 """
 
 from __future__ import annotations
