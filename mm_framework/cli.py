@@ -27,6 +27,7 @@ from . import __version__, kernels, list_families, picture, plugins
 from .batch.command import add_parser as add_batch_parser
 from .cache import FeatureCache
 from .carriers import MRope
+from .driver import AUDIO_RATE
 from .errors import InvalidInputError, MmError
 from .family import bind
 from .media.decode import VIDEO_HINT
@@ -49,15 +50,18 @@ def _source(arg: str) -> str | Path:
 
 
 def _request(pipe: Pipeline, args: argparse.Namespace) -> tuple[MmInput, list[str]]:
-    images, videos = list(args.images or ()), list(getattr(args, "video", None) or ())
-    if not images and not videos:
+    images = list(args.images or ())
+    videos, audios = (list(getattr(args, name, None) or ()) for name in ("video", "audio"))
+    if not images and not videos and not audios:
         images = [str(resources.files("mm_framework") / "data" / SAMPLE)]
         names = [f"<bundled {SAMPLE}>"]
     else:
-        names = images + videos
+        names = images + videos + audios
     # Without --input-ids the pipeline builds its default prompt, one placeholder per item.
     ids = None if args.input_ids is None else _ids(args.input_ids)
-    return MmInput(images=[_source(a) for a in images], videos=[_source(v) for v in videos], input_ids=ids), names
+    inp = MmInput(images=[_source(a) for a in images], videos=[_source(v) for v in videos],
+                  audios=[_source(a) for a in audios], input_ids=ids)
+    return inp, names
 
 
 def _out_path(text: str | None, suffix: str) -> Path | None:
@@ -142,12 +146,14 @@ def _print_summary(doc: dict[str, Any]) -> None:
     print(f"spec: {json.dumps(doc['spec'], sort_keys=True)}")
     print(f"input_ids: {doc['tokens']} tokens")
     for it in doc["items"]:
-        w, h = it["size"]
-        pw, ph = it["processed_size"] or it["size"]
+        size = ""  # audio has no pixel size
+        if it["size"] is not None:
+            (w, h), (pw, ph) = it["size"], it["processed_size"] or it["size"]
+            size = f"  {w}x{h} -> {pw}x{ph}"
         feat = it["feature"]
         aux = ", ".join(f"{k}={v}" for k, v in it["aux"].items())
         frames = "" if it["frames"] is None else f"  {it['frames']} frames"
-        print(f"item {it['item']}: {it['modality']} {it['source']}  {w}x{h} -> {pw}x{ph}{frames}  {it['geometry']}  "
+        print(f"item {it['item']}: {it['modality']} {it['source']}{size}{frames}  {it['geometry']}  "
               f"tokens {it['tokens']} at [{it['span'][0]}, {it['span'][1]}]  feature {feat['dtype']} {feat['shape']}"
               f"  {aux}  hash {it['hash']}")
     pos = doc["positions"]
@@ -304,15 +310,21 @@ def cmd_plugins(args: argparse.Namespace) -> int:
 
 def cmd_tokens(args: argparse.Namespace) -> int:
     pipe = pipeline_from_spec(_spec(args.spec))
-    tokens = pipe.num_media_tokens(args.width, args.height, frames=args.frames, fps=args.fps)
+    item = {"frames": args.frames, "fps": args.fps}
+    if args.seconds is not None:
+        item.update(seconds=args.seconds, sample_rate=args.rate)
+    tokens = pipe.num_media_tokens(args.width, args.height, **item)
     if not args.json:
         print(tokens)
         return 0
-    doc = {"tokens": tokens, "family": pipe.family, "modality": "image" if args.frames is None else "video",
-           "size": [args.width, args.height], "frames": args.frames, "fps": args.fps,
-           }
-    plan = pipe.plan_item(args.width, args.height, frames=args.frames, fps=args.fps)
-    doc.update(geometry=repr(plan.geometry), processed_size=list(plan.size))
+    modality = "audio" if args.seconds is not None else "image" if args.frames is None else "video"
+    doc = {"tokens": tokens, "family": pipe.family, "modality": modality}
+    if modality == "audio":
+        doc.update(seconds=args.seconds, sample_rate=args.rate)
+    else:
+        doc.update(size=[args.width, args.height], frames=args.frames, fps=args.fps)
+    plan = pipe.plan_item(args.width, args.height, **item)
+    doc.update(geometry=repr(plan.geometry), processed_size=None if plan.size is None else list(plan.size))
     print(json.dumps(doc))
     return 0
 
@@ -347,6 +359,8 @@ def build_parser() -> argparse.ArgumentParser:
         p.set_defaults(func=func)
     p = sub.choices["process"]
     p.add_argument("--video", action="append", metavar="CLIP", help="a video clip (repeatable), after the images")
+    p.add_argument("--audio", action="append", metavar="FILE",
+                   help="an audio file (repeatable), after the videos (needs mm-framework[audio])")
     p.add_argument("--out", help="write every output array to this .npz (checked before any work)")
     p.add_argument("--force", action="store_true", help=f"write --out even above {LARGE_OUTPUT >> 30} GiB")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
@@ -371,14 +385,18 @@ def build_parser() -> argparse.ArgumentParser:
                        "each installed family with its distribution and version, the hooks it implements and the "
                        "presets that select it.")
     p.set_defaults(func=cmd_plugins)
-    p = sub.add_parser("tokens", help="pixel-free token count of one image (or clip) size",
+    p = sub.add_parser("tokens", help="pixel-free token count of one image (or clip) size, or audio length",
                        description="Print how many tokens the spec's model spends on an image of width x height "
-                       "(or a clip of that frame size with --frames and --fps, for families that take video), "
-                       "from the family's resize rules alone: no pixels are read.")
-    p.add_argument("width", type=int, help="the image's (or a clip frame's) width in pixels")
-    p.add_argument("height", type=int, help="its height in pixels")
+                       "(or a clip of that frame size with --frames and --fps, for families that take video; or "
+                       "--seconds of audio instead of a size, for families that take audio), from the family's "
+                       "rules alone: no pixels or samples are read.")
+    p.add_argument("width", type=int, nargs="?", help="the image's (or a clip frame's) width in pixels")
+    p.add_argument("height", type=int, nargs="?", help="its height in pixels")
     p.add_argument("--frames", type=int, help="a clip of this many source frames")
     p.add_argument("--fps", type=float, help="the clip's source frame rate (needs --frames)")
+    p.add_argument("--seconds", type=float, help="an audio item this long (instead of a size)")
+    p.add_argument("--rate", type=int, default=AUDIO_RATE,
+                   help=f"the audio's sample rate in Hz (with --seconds; default {AUDIO_RATE})")
     p.add_argument("--spec", default=DEFAULT_PRESET, help=spec_help)
     p.add_argument("--json", action="store_true",
                    help="print the count, the family, the size and the family's plan (geometry, processed size) "

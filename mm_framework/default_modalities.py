@@ -20,7 +20,7 @@ from .carriers import Audio, AudioHeader, ClipHeader, DecodedAudio, DecodedImage
 from .errors import InvalidInputError, LimitExceededError, MmError
 from .hookspecs import hookimpl
 from .limits import Limits
-from .media.audio import TakenAudio, decode_audio, read_header as read_audio_header, take_audio
+from .media.audio import TakenAudio, check_seconds, decode_audio, read_header as read_audio_header, take_audio
 from .media.clips import DecodedClip, take_clip
 from .media.decode import decoded_size
 from .media.decoded import DecodedSource, take_decoded
@@ -155,6 +155,11 @@ class AudioModality(Modality):
 
     def header_of(self, media: DecodedAudio) -> AudioHeader:
         return media.header
+
+    def check_processed(self, header: AudioHeader, plan: ItemPlan, media: Any, limits: Limits) -> None:
+        # Files are refused from their header while it is read; a length asked about
+        # (num_media_tokens(seconds=...)) reaches the limit only here.
+        check_seconds(header, limits)
 
 
 @hookimpl

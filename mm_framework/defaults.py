@@ -61,6 +61,10 @@ class FamilyDefaults:
     ) -> Positions:
         return Rope1D()
 
+    @hookimpl(trylast=True)
+    def mm_expansion_text(self, modality: str, geometry: Geometry) -> None:
+        return None  # the expansion is ids only
+
     def _no_storage(self, hook: str) -> UnsupportedError:
         return UnsupportedError(f"family {self._family!r} does not implement {hook} (no uint8 pixel storage)")
 

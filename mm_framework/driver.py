@@ -29,7 +29,11 @@ from blake3 import blake3
 
 from . import par
 from .cache import FeatureCache
-from .carriers import Capabilities, DecodeOptions, ItemPlan, ItemTimings, OutputItem, ProcessedItem, Timings
+from .carriers import (
+    MAX_AUDIO_RATE, AudioHeader, Capabilities, DecodeOptions, ItemPlan, ItemTimings, OutputItem, ProcessedItem,
+    Timings,
+)
+from .checks import check_int
 from .errors import (
     InternalError, InvalidInputError, LayoutError, LimitExceededError, MmError, SpecError, UnsupportedError,
 )
@@ -143,6 +147,31 @@ def check_size_request(plan: Plan, frames: int | None, fps: float | None) -> Non
             raise UnsupportedError(f"family {plan.hooks.family!r} does not take video: frames and fps describe a clip")
     if frames is None and fps is not None:
         raise InvalidInputError(f"fps={fps!r} without frames: a clip's token count needs its source frame count")
+
+
+# The rate a length in seconds is counted at unless the caller names one: the rate of the
+# Whisper-style families, whose count from a header at their own rate needs no resampling.
+AUDIO_RATE = 16000
+
+
+def audio_size_request(
+    plan: Plan, width: int | None, height: int | None, frames: int | None, fps: float | None, seconds: float,
+    sample_rate: int,
+) -> AudioHeader:
+    """The header of a pixel-free question about an audio item of ``seconds`` at
+    ``sample_rate`` Hz (mono; the count does not depend on channels): it needs a family that
+    takes audio and no image or clip size beside it."""
+    if "audio" not in plan.capabilities.modalities:
+        raise UnsupportedError(f"family {plan.hooks.family!r} does not take audio: seconds describe an audio item")
+    if any(v is not None for v in (width, height, frames, fps)):
+        raise InvalidInputError("seconds describe an audio item: give no width, height, frames or fps with them")
+    rate = check_int(sample_rate, "sample_rate", minimum=1, maximum=MAX_AUDIO_RATE, error=InvalidInputError)
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not np.isfinite(seconds) or seconds <= 0:
+        raise InvalidInputError(f"seconds must be a positive finite number, got {seconds!r}")
+    n = round(seconds * rate)
+    if n < 1:
+        raise InvalidInputError(f"{seconds!r} seconds at {rate} Hz is less than one sample")
+    return AudioHeader(rate, 1, n)
 
 
 def takers(plan: Plan, inp: MmInput) -> list[Any]:

@@ -43,15 +43,18 @@ def parse_spec(spec: str | bytes | bytearray | Mapping[str, Any]) -> dict[str, A
     return spec
 
 
-def _guarded(family: str, what: str, fn: Callable[..., Any], item: int | None = None, **kwargs: Any) -> Any:
-    """``fn(**kwargs)``: an ``MmError`` passes (attributed to ``item``), anything else is a bug."""
+def _guarded(
+    family: str, what: str, fn: Callable[..., Any], item: int | None = None, none_ok: bool = False, **kwargs: Any
+) -> Any:
+    """``fn(**kwargs)``: an ``MmError`` passes (attributed to ``item``), anything else is a bug,
+    and so is no result unless ``none_ok``."""
     try:
         result = fn(**kwargs)
     except MmError as e:
         raise e if item is None else e.at_item(item)
     except Exception as e:
         raise InternalError(f"family {family!r} raised {type(e).__name__} in {what}: {e}", item=item) from e
-    if result is None:
+    if result is None and not none_ok:
         raise InternalError(f"family {family!r}: {what} returned nothing", item=item)
     return result
 
@@ -165,6 +168,13 @@ class FamilyHooks:
         return self._call(
             "mm_positions", input_len=input_len, offsets=offsets, geometries=geometries, modalities=modalities
         )
+
+    def expansion_text(self, modality: str, geometry: Geometry) -> str | None:
+        out = _guarded(self.family, "mm_expansion_text", self._hook.mm_expansion_text, None, True,
+                       modality=modality, geometry=geometry)
+        if out is not None and not isinstance(out, str):
+            raise InternalError(f"family {self.family!r}: mm_expansion_text returned {type(out).__name__}")
+        return out
 
     def plan_item(self, header: Any, item: int | None = None) -> ItemPlan:
         out = self._call("mm_plan_item", item, header=header)

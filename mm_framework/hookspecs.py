@@ -187,6 +187,21 @@ class FamilySpecs:
         """
 
     @hookspec(firstresult=True)
+    def mm_expansion_text(self, modality: str, geometry: Geometry) -> str | None:
+        """The text the model's processor writes in place of one item's placeholder text
+        (``Capabilities.placeholder_texts[modality]``) before tokenizing, for an item of this
+        geometry; ``None`` (the default) when it writes none, or only special tokens, so that
+        expanding in ids is exact whatever the tokenizer.
+
+        Only the chat front door (``mm_framework.Processor``), which has the tokenizer, uses
+        it: a family whose expansion holds text that tokenizes together with its neighbours
+        (Gemma 3's newline wrappers and pan-and-scan prose) returns it for every item, and the
+        chat prompt is then tokenized with each placeholder replaced by its item's text, as
+        the processor does; each item's span (the tokens ``mm_layout`` gave it) must occur
+        there, in order, or the request is a ``LayoutError``. Pure, like ``mm_plan_item``.
+        """
+
+    @hookspec(firstresult=True)
     def mm_plan_item(self, header: Any) -> ItemPlan:
         """What ``mm_process_item`` will make of an item with this header, decided without
         decoding it: its geometry and the ``(width, height)`` it is processed at. The

@@ -7,7 +7,7 @@ Expansion happens in token-id space: non-media tokens are copied, never re-token
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Union
 
 import attrs
@@ -164,19 +164,42 @@ def layout_by_placeholder(
     ids: Sequence[int] | np.ndarray, placeholder_id: int, counts: Sequence[int]
 ) -> TokenLayout:
     """The i-th ``placeholder_id`` in ``ids`` becomes ``counts[i]`` copies of itself."""
+    return layout_by_placeholders(
+        ids, {"media": placeholder_id}, ["media"] * len(counts), lambda i: Repeat(placeholder_id, int(counts[i]))
+    )
+
+
+def layout_by_placeholders(
+    ids: Sequence[int] | np.ndarray,
+    placeholders: Mapping[str, int],
+    modalities: Sequence[str],
+    pattern: Callable[[int], Pattern],
+) -> TokenLayout:
+    """Each modality's k-th placeholder id in ``ids`` becomes that modality's k-th item, expanded
+    to ``pattern(item)``; every other token is text.
+
+    ``placeholders``: the placeholder id of each modality; ``modalities``: the modality of each
+    item, in the request's item order (images, then videos, then audios). Items interleave in
+    the prompt however the placeholders do. A modality whose placeholder count differs from
+    its item count is a :class:`LayoutError` naming both and the id.
+    """
     src = np.asarray(ids, dtype=np.int64)
-    positions = np.flatnonzero(src == placeholder_id)
-    if len(positions) != len(counts):
-        raise LayoutError(
-            f"prompt has {len(positions)} media placeholder(s) but {len(counts)} media item(s) "
-            f"(placeholder id {placeholder_id})"
-        )
+    slots: list[tuple[int, int]] = []
+    for modality, pid in placeholders.items():
+        items = [i for i, m in enumerate(modalities) if m == modality]
+        where = np.flatnonzero(src == pid).tolist()
+        if len(where) != len(items):
+            raise LayoutError(
+                f"prompt has {len(where)} {modality} placeholder(s) but {len(items)} {modality} item(s) "
+                f"(placeholder id {pid})"
+            )
+        slots += zip(where, items)
     segments: list[Segment] = []
     text_start = 0
-    for k, pos in enumerate(positions.tolist()):
+    for pos, item in sorted(slots):
         if pos > text_start:
             segments.append(Text(text_start, pos))
-        segments.append(Media(k, Repeat(placeholder_id, int(counts[k]))))
+        segments.append(Media(item, pattern(item)))
         text_start = pos + 1
     if text_start < len(src):
         segments.append(Text(text_start, len(src)))

@@ -22,7 +22,8 @@ from . import driver, par
 from .cache import FeatureCache
 from .carriers import Capabilities, ClipHeader, DecodeOptions, ImageHeader, ItemPlan
 from .checks import check_int
-from .errors import MmError, SpecError
+from .driver import AUDIO_RATE
+from .errors import InvalidInputError, MmError, SpecError
 from .family import parse_spec
 from .limits import Limits
 from .media.policy import FetchPolicy, source_label
@@ -227,20 +228,47 @@ class Pipeline:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
 
-    def num_media_tokens(self, width: int, height: int, *, frames: int | None = None, fps: float | None = None) -> int:
+    def num_media_tokens(
+        self,
+        width: int | None = None,
+        height: int | None = None,
+        *,
+        frames: int | None = None,
+        fps: float | None = None,
+        seconds: float | None = None,
+        sample_rate: int = AUDIO_RATE,
+    ) -> int:
         """Tokens one ``width`` x ``height`` image expands to, without any pixels; with
-        ``frames`` (the clip's source frame count) and ``fps``, one video's. A size the
-        pipeline would refuse to process is refused here too. ``frames``/``fps`` for a family
-        without video are an ``UnsupportedError``: its image count would be the wrong answer."""
-        return driver.media_tokens(self._plan, *self._header(width, height, frames, fps))
+        ``frames`` (the clip's source frame count) and ``fps``, one video's; with ``seconds``
+        (and no size), one audio item's of that length at ``sample_rate`` Hz. A size or a
+        length the pipeline would refuse to process is refused here too. A clip or an audio
+        length for a family without that modality is an ``UnsupportedError``: its image count
+        would be the wrong answer."""
+        return driver.media_tokens(self._plan, *self._header(width, height, frames, fps, seconds, sample_rate))
 
-    def plan_item(self, width: int, height: int, *, frames: int | None = None, fps: float | None = None) -> ItemPlan:
-        """What the family makes of one ``width`` x ``height`` image (or clip of ``frames``
-        source frames at ``fps``) without pixels: its geometry and processed size."""
-        modality, header = self._header(width, height, frames, fps)
+    def plan_item(
+        self,
+        width: int | None = None,
+        height: int | None = None,
+        *,
+        frames: int | None = None,
+        fps: float | None = None,
+        seconds: float | None = None,
+        sample_rate: int = AUDIO_RATE,
+    ) -> ItemPlan:
+        """What the family makes of one item described as :meth:`num_media_tokens` takes it,
+        without pixels or samples: its geometry and processed size."""
+        modality, header = self._header(width, height, frames, fps, seconds, sample_rate)
         return driver.check_processed(self._plan, self._plan.modality(modality), header, None)
 
-    def _header(self, width: int, height: int, frames: int | None, fps: float | None) -> tuple[str, Any]:
+    def _header(
+        self, width: int | None, height: int | None, frames: int | None, fps: float | None, seconds: float | None,
+        sample_rate: int,
+    ) -> tuple[str, Any]:
+        if seconds is not None:
+            return "audio", driver.audio_size_request(self._plan, width, height, frames, fps, seconds, sample_rate)
+        if width is None or height is None:
+            raise InvalidInputError("a token count needs an image's width and height, or seconds for audio")
         driver.check_size_request(self._plan, frames, fps)
         if frames is None:
             return "image", ImageHeader(width, height)

@@ -21,7 +21,10 @@ from .errors import (
     SpecError, UnsupportedError,
 )
 from .hookspecs import hookimpl
-from .layout import Explicit, ExpandedPrompt, Media, Repeat, Text, TokenLayout, apply_layout, layout_by_placeholder
+from .layout import (
+    Explicit, ExpandedPrompt, Media, Repeat, Text, TokenLayout, apply_layout, layout_by_placeholder,
+    layout_by_placeholders,
+)
 from .media.decode import decode_rgb, take_source
 from .media.video import VideoClip, decode_clip
 from .media.video_frames import clip_from_frames, select_frames
@@ -36,6 +39,7 @@ __all__ = [
     "OutputItem", "ProcessedItem", "Rope1D", "Tensor", "Tiles", "VideoClip",
     # layout
     "ExpandedPrompt", "Explicit", "Media", "Repeat", "Text", "TokenLayout", "apply_layout", "layout_by_placeholder",
+    "layout_by_placeholders",
     "SpecFields", "ItemContext", "Modality",
     "AudioHeader", "DecodedAudio",
     # decode helpers

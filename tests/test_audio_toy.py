@@ -68,24 +68,9 @@ class ToyAudioFamily:
 
     @mmp.hookimpl
     def mm_layout(self, input_ids, geometries, modalities):
-        return _layout(input_ids, geometries, modalities)
-
-
-def _layout(input_ids, geometries, modalities):
-    segments, start = [], 0
-    queues = {m: [i for i, mm in enumerate(modalities) if mm == m] for m in ("image", "audio")}
-    for pos, tok in enumerate(input_ids.tolist()):
-        kind = {IMG_ID: "image", AUD_ID: "audio"}.get(tok)
-        if kind is None:
-            continue
-        if not queues[kind]:
-            raise mmf.LayoutError(f"more {kind} placeholders than {kind} items")
-        i = queues[kind].pop(0)
-        segments += [mmp.Text(start, pos), mmp.Media(i, mmp.Repeat(tok, geometries[i].w))]
-        start = pos + 1
-    if any(queues.values()):
-        raise mmf.LayoutError("fewer placeholders than items")
-    return mmp.TokenLayout([*segments, mmp.Text(start, len(input_ids))])
+        marks = {"image": IMG_ID, "audio": AUD_ID}
+        return mmp.layout_by_placeholders(input_ids, marks, modalities,
+                                          lambda i: mmp.Repeat(marks[modalities[i]], geometries[i].w))
 
 
 class ToyAudioPlugin:
@@ -259,3 +244,63 @@ def _wav_rate(rate: int) -> bytes:
     data[24:28] = rate.to_bytes(4, "little")
     data[28:32] = (2 * rate).to_bytes(4, "little")
     return bytes(data)
+
+
+@pytest.mark.parametrize(("seconds", "rate"), [(0.3, 8000), (1.0, 16000), (1.7, 48000), (2.5, 22050)])
+def test_a_length_in_seconds_counts_what_a_file_of_that_length_gets(pipe, seconds, rate):
+    out = pipe.process(mmf.MmInput(audios=[wav(seconds, rate)], input_ids=[AUD_ID]))
+    (start, end), = out.offsets
+    assert pipe.num_media_tokens(seconds=seconds, sample_rate=rate) == end - start + 1
+    assert pipe.plan_item(seconds=seconds, sample_rate=rate).geometry == out.items[0].geometry
+
+
+@pytest.mark.parametrize(("kwargs", "error", "match"), [
+    ({"seconds": 0}, mmf.InvalidInputError, r"^seconds must be a positive finite number, got 0$"),
+    ({"seconds": float("inf")}, mmf.InvalidInputError, r"^seconds must be a positive finite number, got inf$"),
+    ({"seconds": "1"}, mmf.InvalidInputError, r"^seconds must be a positive finite number, got '1'$"),
+    ({"seconds": 1e-9}, mmf.InvalidInputError, r"^1e-09 seconds at 16000 Hz is less than one sample$"),
+    ({"seconds": 1, "width": 4}, mmf.InvalidInputError, r"^seconds describe an audio item: give no width"),
+    ({"seconds": 1, "sample_rate": 0}, mmf.InvalidInputError, r"^sample_rate must be greater than zero, got 0$"),
+    ({"seconds": 1, "sample_rate": 10_000_000}, mmf.InvalidInputError, r"^sample_rate must be <= 384000, got 10000000$"),
+    ({"seconds": 3600}, mmf.LimitExceededError, r"^audio of 3600.00 s \(57600000 frames at 16000 Hz\) is above "
+                                                r"Limits.max_audio_seconds = 1800$"),
+    ({}, mmf.InvalidInputError, r"^a token count needs an image's width and height, or seconds for audio$"),
+])
+def test_bad_lengths_are_refused(pipe, kwargs, error, match):
+    for ask in (pipe.num_media_tokens, pipe.plan_item):
+        with pytest.raises(error, match=match):
+            ask(**kwargs)
+
+
+def test_a_length_for_a_family_without_audio_is_refused(toy):
+    image_only = mmf.pipeline_from_spec({"family": "toy", "image_token_id": 1})
+    with pytest.raises(mmf.UnsupportedError, match=r"^family 'toy' does not take audio: seconds describe an audio "
+                       r"item$"):
+        image_only.num_media_tokens(seconds=1)
+
+
+def test_the_command_line_processes_audio_files_and_counts_seconds(toyaudio, tmp_path, capsys):
+    import json
+
+    from mm_framework import cli
+
+    path = tmp_path / "a.wav"
+    path.write_bytes(wav(0.5, 22050, 2))
+    spec = '{"family": "toyaudio"}'
+    assert cli.main(["process", "--audio", str(path), "--spec", spec, "--json", "--out", str(tmp_path / "o")]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    want = mmf.pipeline_from_spec({"family": "toyaudio"}).process(mmf.MmInput(audios=[path], input_ids=[AUD_ID]))
+    item, = doc["items"]
+    assert item["modality"] == "audio" and item["source"] == str(path) and item["size"] is None
+    assert item["tokens"] == len(want.input_ids) and item["feature"] == {"dtype": "f32", "shape": [200, 80]}
+    saved = np.load(tmp_path / "o.npz")
+    assert saved["item0_feature"].tobytes() == want.items[0].feature.array.tobytes()
+    assert cli.main(["process", "--audio", str(path), "--spec", spec]) == 0
+    assert f"item 0: audio {path}  Grid(t=1, h=1, w=13)  tokens 13 at [0, 12]" in capsys.readouterr().out
+    assert cli.main(["tokens", "--seconds", "1.5", "--rate", "44100", "--spec", spec, "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc == {"tokens": mmf.pipeline_from_spec({"family": "toyaudio"}).num_media_tokens(seconds=1.5),
+                   "family": "toyaudio", "modality": "audio", "seconds": 1.5, "sample_rate": 44100,
+                   "geometry": "Grid(t=1, h=1, w=38)", "processed_size": None}
+    assert cli.main(["tokens", "--seconds", "0", "--spec", spec]) == 2
+    assert "error: InvalidInputError: seconds must be a positive finite number, got 0.0" in capsys.readouterr().err

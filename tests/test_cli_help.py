@@ -27,7 +27,8 @@ def test_batch_spec_takes_a_model_directory(capsys):
 
 def test_tokens_describes_itself_and_its_arguments(capsys):
     text = _help(capsys, "tokens")
-    assert "from the family's resize rules alone: no pixels are read" in text and "--json" in text
+    assert "from the family's rules alone: no pixels or samples are read" in text and "--json" in text
+    assert "--seconds SECONDS an audio item this long (instead of a size)" in text
     assert "width the image's (or a clip frame's) width in pixels" in text and "height its height in pixels" in text
 
 

@@ -52,23 +52,9 @@ class ToyVideoFamily:
 
     @mmp.hookimpl
     def mm_layout(self, input_ids, geometries, modalities):
-        # The k-th placeholder of a modality is that modality's k-th item.
-        segments, text_start = [], 0
-        queues = {m: [i for i, mm in enumerate(modalities) if mm == m] for m in ("image", "video")}
-        for pos, tok in enumerate(input_ids.tolist()):
-            kind = {IMG_ID: "image", VID_ID: "video"}.get(tok)
-            if kind is None:
-                continue
-            if not queues[kind]:
-                raise mmf.LayoutError(f"more {kind} placeholders than {kind}s")
-            item = queues[kind].pop(0)
-            if pos > text_start:
-                segments.append(mmp.Text(text_start, pos))
-            segments.append(mmp.Media(item, mmp.Repeat(tok, geometries[item].t)))
-            text_start = pos + 1
-        if text_start < len(input_ids):
-            segments.append(mmp.Text(text_start, len(input_ids)))
-        return mmp.TokenLayout(segments)
+        marks = {"image": IMG_ID, "video": VID_ID}
+        return mmp.layout_by_placeholders(input_ids, marks, modalities,
+                                          lambda i: mmp.Repeat(marks[modalities[i]], geometries[i].t))
 
 
 class ToyVideoPlugin:

@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 
 from mm_framework import LayoutError
-from mm_framework.plugin import Explicit, Media, Repeat, Text, TokenLayout, apply_layout, layout_by_placeholder
+from mm_framework.plugin import (
+    Explicit, Media, Repeat, Text, TokenLayout, apply_layout, layout_by_placeholder, layout_by_placeholders,
+)
 
 PAD = 1
 
@@ -23,6 +25,27 @@ def test_placeholder_example_expands_in_order_with_inclusive_offsets():
     assert out.input_ids.tolist() == [7, 1, 1, 8, 1, 1, 1, 9]
     assert out.input_ids.dtype == np.int64
     assert list(out.offsets) == [(1, 2), (4, 6)]
+
+
+def test_placeholders_of_several_modalities_take_their_own_items_wherever_they_sit():
+    # items in request order (images, then audios); the prompt interleaves them
+    img, aud = 3, 4
+    src = [7, aud, 8, img, aud, 9, img]
+    modalities = ["image", "image", "audio", "audio"]
+    patterns = [Repeat(img, 2), Explicit([50, img, 51], 1, 2), Repeat(aud, 1), Repeat(aud, 3)]
+    layout = layout_by_placeholders(src, {"image": img, "audio": aud}, modalities, patterns.__getitem__)
+    out = apply_layout(src, layout, 4)
+    assert out.input_ids.tolist() == [7, aud, 8, img, img, aud, aud, aud, 9, 50, img, 51]
+    assert list(out.offsets) == [(3, 4), (10, 10), (1, 1), (5, 7)]
+
+
+def test_placeholder_count_of_a_modality_must_equal_its_items():
+    with pytest.raises(LayoutError, match=r"^prompt has 1 audio placeholder\(s\) but 2 audio item\(s\) "
+                                          r"\(placeholder id 4\)$"):
+        layout_by_placeholders([3, 4], {"image": 3, "audio": 4}, ["image", "audio", "audio"],
+                               lambda i: Repeat(4, 1))
+    with pytest.raises(LayoutError, match=r"^prompt has 2 media placeholder\(s\) but 1 media item\(s\)"):
+        layout_by_placeholder([1, 1], 1, [2])
 
 
 def test_readme_example_layout_value():

@@ -129,20 +129,9 @@ class SignalFamily:
 
     @mmp.hookimpl
     def mm_layout(self, input_ids, geometries, modalities):
-        segments, start = [], 0
-        queues = {m: [i for i, mm in enumerate(modalities) if mm == m] for m in ("image", "signal")}
-        for pos, tok in enumerate(input_ids.tolist()):
-            kind = {IMG_ID: "image", SIG_ID: "signal"}.get(tok)
-            if kind is None:
-                continue
-            if not queues[kind]:
-                raise mmf.LayoutError(f"more {kind} placeholders than {kind} items")
-            i = queues[kind].pop(0)
-            segments += [mmp.Text(start, pos), mmp.Media(i, mmp.Repeat(tok, geometries[i].w))]
-            start = pos + 1
-        if any(queues.values()):
-            raise mmf.LayoutError("fewer placeholders than items")
-        return mmp.TokenLayout([*segments, mmp.Text(start, len(input_ids))])
+        marks = {"image": IMG_ID, "signal": SIG_ID}
+        return mmp.layout_by_placeholders(input_ids, marks, modalities,
+                                          lambda i: mmp.Repeat(marks[modalities[i]], geometries[i].w))
 
 
 class SignalFamilyPlugin:

@@ -98,6 +98,8 @@ def _table(
     cols["num_tokens"] = pa.array([None if o is None else len(o.input_ids) for o in outs], pa.int64())
     hashes = [None if o is None else np.array([it.hash for it in o.items], np.uint64) for o in outs]
     cols["mm_hashes"] = list_column(hashes, schema.field("mm_hashes").type)
+    modalities = [None if o is None else [it.modality for it in o.items] for o in outs]
+    cols["mm_modalities"] = pa.array(modalities, schema.field("mm_modalities").type)
     cols["mm_offsets"] = pair_column([None if o is None else o.offsets for o in outs], PAIRS)
     cols["mm_sizes"] = pair_column([None if o is None else [it.size for it in o.items] for o in outs], PAIRS)
     processed = [None if o is None else [it.processed_size for it in o.items] for o in outs]

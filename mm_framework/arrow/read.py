@@ -102,30 +102,37 @@ def model_kwargs(row: Any, *, spec: Any = None) -> dict[str, np.ndarray]:
             "pass spec= (a dict, JSON or Pipeline)"
         )
     hashes = [int(h) for h in _listed(fields["mm_hashes"])]
+    if not stored:
+        raise InvalidInputError("this row holds no items, so no model inputs")
+    # Rows written before mm_modalities existed held images only.
+    kinds = [str(m) for m in _listed(fields.get("mm_modalities"))] or ["image"] * len(stored)
+    if len(kinds) != len(stored):
+        raise InvalidInputError(f"mm_modalities names {len(kinds)} item(s) for {len(stored)} stored array(s)")
     if all(a.dtype.kind == "f" for a in stored):
-        feature_dtype, declared = _declared(spec_json)
+        feature_dtype, declared = _declared(spec_json, tuple(sorted(set(kinds))))
         features = [_feature(a, feature_dtype) for a in stored]
-        # The aux columns the row has: those of its items' modality.
-        present = {name: shape for name, shape in declared.items() if name in fields}
-        columns = {name: _listed(fields[name]) for name in present}
+        # Each aux column lists, in item order, the tensors of the items whose modality declares it.
+        outputs = hooks_for(spec_json).capabilities().outputs
+        columns = {name: iter(_listed(fields[name])) for name in declared if name in fields}
         aux = [
             {
-                name: Tensor(np.asarray(columns[name][i], ARROW_DTYPES[dtype].to_pandas_dtype()).reshape(dims), dtype)
-                for name, (dtype, dims) in present.items()
+                name: Tensor(np.asarray(next(columns[name]), ARROW_DTYPES[dtype].to_pandas_dtype()).reshape(dims),
+                             dtype)
+                for name, (dtype, dims) in (outputs[kind].aux.items() if kind in outputs else ())
+                if name in columns
             }
-            for i in range(len(stored))
+            for kind in kinds
         ]
     else:
         made = _rebuilt(stored, spec_json)
         features, aux = [p.feature for p in made], [p.aux for p in made]
-    items = [OutputItem(f, a, h) for f, a, h in zip(features, aux, hashes)]
+    items = [OutputItem(f, a, h, modality=k) for f, a, h, k in zip(features, aux, hashes, kinds)]
     return hooks_for(spec_json).model_kwargs(items)
 
 
-def _declared(spec_json: str) -> tuple[str, dict[str, tuple[str, tuple[int, ...]]]]:
-    """The family's feature dtype and every aux tensor it declares, over its modalities."""
-    outputs = hooks_for(spec_json).capabilities().outputs
-    shape = family_shape(spec_json, tuple(outputs))
+def _declared(spec_json: str, kinds: tuple[str, ...]) -> tuple[str, dict[str, tuple[str, tuple[int, ...]]]]:
+    """The family's feature dtype and every aux tensor it declares for the row's modalities."""
+    shape = family_shape(spec_json, kinds)
     return shape.feature_dtype, dict(shape.aux)
 
 

@@ -51,6 +51,7 @@ _CORE = [
     pa.field("input_ids", list_of(pa.int64())),
     pa.field("num_tokens", pa.int64()),
     pa.field("mm_hashes", list_of(pa.uint64())),
+    pa.field("mm_modalities", list_of(pa.string())),
     pa.field("mm_offsets", PAIRS),
     pa.field("mm_sizes", PAIRS),
     pa.field("mm_processed_sizes", PAIRS),

@@ -3,12 +3,16 @@
 Accepted content: a string, or a list of parts, each one of
 
 * OpenAI Chat Completions: ``{"type": "text", "text": ...}``, ``{"type": "image_url",
-  "image_url": {"url": ..., "detail": ...}}`` (``detail`` is checked and ignored), the common
-  ``{"type": "video_url", "video_url": {"url": ...}}`` extension, and ``input_audio``
-  (an ``UnsupportedError`` until an audio modality exists);
+  "image_url": {"url": ..., "detail": ...}}`` (``detail`` is checked and ignored),
+  ``{"type": "input_audio", "input_audio": {"data": <base64>, "format": "wav" | "mp3" | ...}}``
+  (``format`` is checked and ignored: the decoder reads the container), and the common
+  ``{"type": "video_url" | "audio_url", "video_url" | "audio_url": {"url": ...}}`` extensions;
 * transformers' own items: ``{"type": "image", "image" | "url" | "path" | "base64": ...}``,
-  ``{"type": "video", "video" | "url" | "path": ...}`` (and ``audio``, refused like
-  ``input_audio``).
+  ``{"type": "video", "video" | "url" | "path": ...}``, ``{"type": "audio", "audio" | "url" |
+  "path": ...}``.
+
+A media part whose modality the pipeline's family does not take is an ``UnsupportedError``
+naming the message and the part.
 
 Every other key of a media part is a processor option of that item, the way qwen-vl-utils
 users write them (``{"type": "image", "image": ..., "max_pixels": 512 * 28 * 28}``); the
@@ -17,6 +21,10 @@ family declares which it takes (``Capabilities.item_options``) and the core refu
 The template sees what transformers' processor hands it: messages without their ``None``
 keys, ``image_url`` / ``video_url`` parts as ``{"type": "image" | "video", "url": ...}``, and
 only plain JSON values (a decoded image becomes the text ``"<Image>"``, as there).
+``audio_url`` parts reach it unchanged (transformers does not rewrite them, and audio
+templates test for an ``audio_url`` key); ``input_audio`` parts, which transformers has no
+form of, as its audio item ``{"type": "audio", "audio": <the base64 data>}``, the form audio
+templates test for.
 """
 
 from __future__ import annotations
@@ -41,12 +49,16 @@ ROLES = ("system", "developer", "user", "assistant", "tool", "function")
 MEDIA = {
     "image": ("image", ("image", "url", "path", "base64")),
     "video": ("video", ("video", "url", "path")),
+    "audio": ("audio", ("audio", "url", "path")),
     "image_url": ("image", ("image_url",)),
     "video_url": ("video", ("video_url",)),
+    "audio_url": ("audio", ("audio_url",)),
+    "input_audio": ("audio", ("input_audio",)),
 }
-AUDIO = ("input_audio", "audio")
 DETAILS = ("auto", "low", "high")
-PART_TYPES = ("text", *MEDIA, *AUDIO)
+# OpenAI's input_audio formats, and the containers the audio decoder reads.
+AUDIO_FORMATS = ("wav", "mp3", "flac", "ogg", "opus")
+PART_TYPES = ("text", *MEDIA)
 
 
 @attrs.frozen
@@ -107,6 +119,25 @@ def _url_of(part: Mapping[str, Any], kind: str, at: Place) -> str:
     if detail is not None and detail not in DETAILS:
         raise InvalidInputError(f"{at}: {kind}.detail must be one of {', '.join(DETAILS)}, got {detail!r}")
     return url
+
+
+def _input_audio(part: Mapping[str, Any], at: Place) -> tuple[bytes, str]:
+    """An ``input_audio`` part's decoded bytes and its base64 text."""
+    inner = part.get("input_audio")
+    if not isinstance(inner, Mapping):
+        raise InvalidInputError(f'{at}: an input_audio part needs input_audio: {{"data": ..., "format": ...}}')
+    unknown = sorted(set(inner) - {"data", "format"})
+    if unknown:
+        raise InvalidInputError(f"{at}: input_audio takes data and format, got {', '.join(map(repr, unknown))}")
+    data, fmt = inner.get("data"), inner.get("format")
+    if not isinstance(data, str) or not data:
+        raise InvalidInputError(f"{at}: input_audio.data must be base64 text, got {type(data).__name__}")
+    if fmt not in AUDIO_FORMATS:
+        raise InvalidInputError(f"{at}: input_audio.format must be one of {', '.join(AUDIO_FORMATS)}, got {fmt!r}")
+    try:
+        return base64.b64decode(data, validate=True), data
+    except (binascii.Error, ValueError):
+        raise InvalidInputError(f"{at}: input_audio.data is not valid base64 text") from None
 
 
 def _source_of(part: Mapping[str, Any], kind: str, keys: Sequence[str], at: Place) -> tuple[str, Any]:
@@ -183,8 +214,6 @@ def _part(part: Any, at: Place, capabilities: Capabilities) -> tuple[Any, Item |
         if not isinstance(text, str):
             raise InvalidInputError(f"{at}: text must be a string, got {type(text).__name__}")
         return part, None, len(text.encode("utf-8", "surrogatepass"))
-    if kind in AUDIO:
-        raise UnsupportedError(f"{at}: {kind} parts are not supported yet (no audio modality is registered)")
     if kind not in MEDIA:
         shown = "no type" if kind is None else f"unknown part type {kind!r}"
         raise InvalidInputError(f"{at}: {shown}; part types: {', '.join(PART_TYPES)}")
@@ -194,6 +223,13 @@ def _part(part: Any, at: Place, capabilities: Capabilities) -> tuple[Any, Item |
     if kind in ("image_url", "video_url"):
         key, source = kind, _url_of(part, kind, at)
         shown = {"type": modality, "url": source}
+    elif kind == "audio_url":
+        key, source = kind, _url_of(part, kind, at)
+        shown = part
+    elif kind == "input_audio":
+        key = kind
+        source, data = _input_audio(part, at)
+        shown = {**{k: v for k, v in part.items() if k not in ("type", key)}, "type": "audio", "audio": data}
     else:
         key, source = _source_of(part, kind, keys, at)
         shown = part

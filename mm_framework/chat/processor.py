@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
 
 from ..cache import FeatureCache
-from ..errors import InvalidInputError, LayoutError, MmError
+from ..errors import InternalError, InvalidInputError, LayoutError, MmError
 from ..family import hooks_for
 from ..limits import Limits
 from ..media.policy import FetchPolicy
@@ -120,6 +121,21 @@ class Processor:
         ``add_generation_prompt``, ``tools`` and the template keywords are :meth:`render`'s;
         ``mm_processor_kwargs`` are processor options for every item (vLLM's name), an item's
         own options win. Every other entry point takes these same keywords."""
+        inp, places, _ = self._request(messages, add_generation_prompt=add_generation_prompt, tools=tools,
+                                       mm_processor_kwargs=mm_processor_kwargs, **template_kwargs)
+        return inp, places
+
+    def _request(
+        self,
+        messages: Any,
+        /,
+        *,
+        add_generation_prompt: bool | None = None,
+        tools: Any = None,
+        mm_processor_kwargs: Mapping[str, Any] | None = None,
+        **template_kwargs: Any,
+    ) -> tuple[MmInput, tuple[Place, ...], str]:
+        """:meth:`request`, and the rendered prompt."""
         chat = self._chat(messages)
         text = self._render(chat, add_generation_prompt, tools, dict(template_kwargs))
         ids = self.tokenizer.encode(text)
@@ -134,7 +150,34 @@ class Processor:
         inp = MmInput(items=items, input_ids=ids, options=options)
         rank = {name: k for k, name in enumerate(modalities())}
         order = sorted(range(len(chat.items)), key=lambda j: rank.get(chat.items[j].modality, len(rank)))
-        return inp, tuple(chat.places[j] for j in order)
+        return inp, tuple(chat.places[j] for j in order), text
+
+    def _tokenized_as_processor(self, text: str, out: Output) -> Output:
+        """``out`` with the ids of ``text`` tokenized after each placeholder text is replaced by
+        its item's expansion text, where the family writes one (``mm_expansion_text``): its
+        tokens may merge with the prompt's around them, which expanding in ids cannot know."""
+        hooks = hooks_for(out.spec)
+        texts = [hooks.expansion_text(it.modality, it.geometry) for it in out.items]
+        if all(t is None for t in texts):
+            return out
+        if any(t is None for t in texts):
+            raise InternalError(f"family {self.pipeline.family!r}: mm_expansion_text gave text for some items only")
+        marks = {m for m in self.pipeline.capabilities.placeholder_texts.values()}
+        pieces = re.split("(" + "|".join(re.escape(m) for m in sorted(marks, key=len, reverse=True)) + ")", text)
+        it = iter(texts)
+        ids = self.tokenizer.encode("".join(next(it) if k % 2 else piece for k, piece in enumerate(pieces)))
+        offsets, at = [], 0
+        for k, (start, end) in enumerate(out.offsets):
+            span = out.input_ids[start : end + 1]
+            found = _find(ids, span, at)
+            if found is None:
+                raise LayoutError(f"the prompt's image or video {k}: its {len(span)} tokens do not occur in the "
+                                  f"prompt tokenized as the model's processor tokenizes it (the family's expansion "
+                                  f"text): the spec's token ids disagree with the tokenizer")
+            offsets.append((found, found + len(span) - 1))
+            at = found + len(span)
+        positions = hooks.positions(len(ids), offsets, [i.geometry for i in out.items], [i.modality for i in out.items])
+        return Output(ids, out.items, offsets, positions, spec=out.spec, timings=out.timings)
 
     def _check_placeholders(self, chat: Chat, text: str, ids: np.ndarray) -> None:
         caps = self.pipeline.capabilities
@@ -162,22 +205,28 @@ class Processor:
         """Model inputs for ``messages``: the ``Output`` of :meth:`Pipeline.process`, its ids the
         rendered prompt tokenized and expanded. ``options``: those of :meth:`request`. A
         text-only chat gives its ids with no items."""
-        inp, places = self.request(messages, **options)
+        inp, places, text = self._request(messages, **options)
         with _naming_parts(places):
-            return self.pipeline.process(inp) if inp.items else self._text_only(inp)
+            if not inp.items:
+                return self._text_only(inp)
+            return self._tokenized_as_processor(text, self.pipeline.process(inp))
 
     async def apply_chat_template_async(self, messages: Any, /, **options: Any) -> Output:
         """:meth:`apply_chat_template` on an event loop, which the pipeline's work never blocks."""
-        inp, places = self.request(messages, **options)
+        inp, places, text = self._request(messages, **options)
         with _naming_parts(places):
-            return await self.pipeline.process_async(inp) if inp.items else self._text_only(inp)
+            if not inp.items:
+                return self._text_only(inp)
+            return self._tokenized_as_processor(text, await self.pipeline.process_async(inp))
 
     def count_tokens(self, messages: Any, /, **options: Any) -> Output:
         """:meth:`apply_chat_template` without pixels: ids, offsets and positions from the media
         headers alone (:meth:`Pipeline.count_tokens`), for routers and admission control."""
-        inp, places = self.request(messages, **options)
+        inp, places, text = self._request(messages, **options)
         with _naming_parts(places):
-            return self.pipeline.count_tokens(inp) if inp.items else self._text_only(inp)
+            if not inp.items:
+                return self._text_only(inp)
+            return self._tokenized_as_processor(text, self.pipeline.count_tokens(inp))
 
     def apply_chat_template_many(
         self,
@@ -190,23 +239,28 @@ class Processor:
         """:meth:`apply_chat_template` for many message lists (the same keywords for all), results
         in input order, each its own accept or reject (:meth:`Pipeline.process_many`)."""
         out: list[Output | MmError | None] = []
-        pending: list[tuple[int, MmInput, tuple[Place, ...]]] = []
+        pending: list[tuple[int, MmInput, tuple[Place, ...], str]] = []
         for messages in requests:
             try:
-                inp, places = self.request(messages, **kwargs)
+                inp, places, text = self._request(messages, **kwargs)
             except MmError as e:
                 if not return_exceptions:
                     raise
                 out.append(e)
                 continue
             if inp.items:
-                pending.append((len(out), inp, places))
+                pending.append((len(out), inp, places, text))
                 out.append(None)
             else:
                 out.append(self._text_only(inp))
-        done = self.pipeline.process_many([inp for _, inp, _ in pending], return_exceptions=True,
+        done = self.pipeline.process_many([inp for _, inp, _, _ in pending], return_exceptions=True,
                                           max_in_flight=max_in_flight)
-        for (k, _, places), result in zip(pending, done):
+        for (k, _, places, text), result in zip(pending, done):
+            if not isinstance(result, MmError):
+                try:
+                    result = self._tokenized_as_processor(text, result)
+                except MmError as e:
+                    result = e
             if isinstance(result, MmError):
                 result = _at_part(result, places)
                 if not return_exceptions:
@@ -219,6 +273,15 @@ class Processor:
         for text alone."""
         ids, spec = inp.input_ids, json.dumps(self.pipeline.spec, sort_keys=True)
         return Output(ids, (), (), hooks_for(spec).positions(len(ids), (), (), ()), spec=spec)
+
+
+def _find(ids: np.ndarray, span: np.ndarray, start: int) -> int | None:
+    """The first index from ``start`` where ``span`` occurs in ``ids``."""
+    n = len(span)
+    for i in np.flatnonzero(ids[start : len(ids) - n + 1] == span[0]) + start:
+        if np.array_equal(ids[i : i + n], span):
+            return int(i)
+    return None
 
 
 def _sampling(options: Mapping[str, Any], takes: Mapping[str, str], item: Item | None = None) -> Any:

@@ -35,7 +35,7 @@ if "pytest" in sys.modules:
     )
 
 _HARNESS = {
-    "FamilyConformance": "conformance", "assert_same_output": "compare",
+    "FamilyConformance": "conformance", "AudioFamilyConformance": "conformance", "assert_same_output": "compare",
     "GoldenCase": "golden", "load_cases": "golden", "record_case": "golden", "replay_case": "golden",
 }
 

@@ -14,6 +14,9 @@ Subclass it in a test module and supply the ``family_spec`` fixture. Optional kn
   check must then fail (strict xfail), so a stale declaration is noticed too.
 
 Check ids are the test method names, e.g. ``test_num_media_tokens_matches_real``.
+
+:class:`AudioFamilyConformance` runs the same checks on audio clips, for a family whose
+items are audio (docs/audio.md).
 """
 
 from __future__ import annotations
@@ -343,3 +346,108 @@ class FamilyConformance:
             golden_case, pipeline_from_spec, source=golden_image_source, stages=golden_stages,
             update=mm_update_goldens,
         )
+
+
+def _clip(seconds: float, rate: int, channels: int = 1, fmt: str = "WAV", seed: int = 0) -> bytes:
+    """A deterministic clip (a tone plus low noise) encoded by soundfile."""
+    import io
+
+    import soundfile
+
+    n = round(seconds * rate)
+    t = np.arange(n) / rate
+    rng = np.random.default_rng(seed)
+    mono = 0.4 * np.sin(2 * np.pi * (220 + 55 * seed) * t) + 0.01 * rng.standard_normal(n)
+    samples = np.stack([mono * (1 - 0.3 * c) for c in range(channels)], axis=1).astype(np.float32)
+    buf = io.BytesIO()
+    soundfile.write(buf, samples, rate, format=fmt, subtype="FLOAT" if fmt == "WAV" else None)
+    return buf.getvalue()
+
+
+class AudioFamilyConformance(FamilyConformance):
+    """The checks for a family whose items are audio clips (``Capabilities.modalities``
+    holding ``"audio"``): the same checks, run on encoded clips (``sample_audios``), with
+    token counts taken from ``count_tokens`` on the header (audio has no ``num_media_tokens``
+    by size) and the duration limit in place of the pixel limit. ``token_clips`` lists the
+    ``(seconds, sample rate, channels)`` whose count is checked against processing."""
+
+    @pytest.fixture
+    def sample_audios(self) -> list[bytes]:
+        return [_clip(0.5, 16000, 1, "WAV", 1), _clip(1.3, 44100, 2, "WAV", 2), _clip(2.0, 22050, 1, "FLAC", 3)]
+
+    @pytest.fixture
+    def sample_images(self, sample_audios: list[bytes]) -> list[bytes]:
+        # The inherited checks take their items from this fixture.
+        return sample_audios
+
+    @pytest.fixture
+    def token_clips(self) -> list[tuple[float, int, int]]:
+        return [(0.001, 16000, 1), (0.02, 16000, 1), (0.25, 8000, 1), (0.7, 44100, 2), (1.0, 16000, 1),
+                (3.3, 48000, 1), (5.0, 22050, 2)]
+
+    @pytest.fixture
+    def prompt_for(self, pipeline: Any) -> Callable[[int], list[int]]:
+        ph = int(pipeline.capabilities.placeholders["audio"])
+        text = [t for t in range(11, 30) if t != ph]
+
+        def prompt(n: int) -> list[int]:
+            ids = [text[0]]
+            for k in range(n):
+                ids += [ph, text[1 + k % 5]]
+            return ids + [text[-1]]
+
+        return prompt
+
+    @staticmethod
+    def _run(pipe: Any, clips: Sequence[bytes], ids: Sequence[int]) -> Output:
+        return pipe.process(MmInput(audios=clips, input_ids=ids))
+
+    @staticmethod
+    def _counted_span(pipe: Any, clip: bytes) -> int:
+        """The tokens of one clip, from its header (a default prompt of one placeholder)."""
+        s, e = pipe.count_tokens(MmInput(audios=[clip])).offsets[0]
+        return e - s + 1
+
+    @pytest.mark.parametrize("n", [1, 3])
+    def test_layout_spans_match_token_counts(self, pipeline, sample_images, prompt_for, n):
+        clips = [sample_images[k % len(sample_images)] for k in range(n)]
+        out = self._run(pipeline, clips, prompt_for(n))
+        L = len(out.input_ids)
+        assert len(out.offsets) == n
+        prev_end = -1
+        for i, (s, e) in enumerate(out.offsets):
+            assert 0 <= s <= e < L and s > prev_end, f"item {i}: offsets {(s, e)} outside [0, {L}) or overlapping"
+            prev_end = e
+            assert e - s + 1 == self._counted_span(pipeline, clips[i]), f"item {i}: span != its count"
+
+    def test_num_media_tokens_matches_real(self, pipeline, token_clips, prompt_for):
+        problems = []
+        for seconds, rate, channels in token_clips:
+            clip = _clip(seconds, rate, channels)
+            try:
+                predicted = self._counted_span(pipeline, clip)
+            except MediaError:
+                with pytest.raises(MediaError):
+                    self._run(pipeline, [clip], prompt_for(1))
+                continue
+            s, e = self._run(pipeline, [clip], prompt_for(1)).offsets[0]
+            if predicted != e - s + 1:
+                problems.append(f"{seconds} s at {rate} Hz: counted {predicted} != real {e - s + 1}")
+        assert not problems, "\n".join(problems)
+
+    def test_oversized_image_is_rejected(self, family_spec, prompt_for):
+        pipe = pipeline_from_spec(family_spec, limits=Limits(max_audio_seconds=1))
+        with pytest.raises(LimitExceededError, match="item 1: .*max_audio_seconds") as e:
+            self._run(pipe, [_clip(0.5, 16000), _clip(1.5, 16000)], prompt_for(2))
+        assert e.value.item == 1
+
+    def test_count_tokens_matches_processing(self, pipeline, sample_images, prompt_for):
+        ids = prompt_for(len(sample_images))
+        full = self._run(pipeline, sample_images, ids)
+        counted = pipeline.count_tokens(MmInput(audios=sample_images, input_ids=ids))
+        assert np.array_equal(counted.input_ids, full.input_ids) and counted.offsets == full.offsets
+        assert counted.positions == full.positions
+        for i, (c, f) in enumerate(zip(counted.items, full.items, strict=True)):
+            assert c.feature is None and (c.hash, c.geometry, c.size, c.processed_size) == (
+                f.hash, f.geometry, f.size, f.processed_size
+            ), f"item {i}: count {c!r} != processed {f!r}"

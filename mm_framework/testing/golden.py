@@ -7,7 +7,6 @@ A case is a directory holding ``case.json`` plus, optionally, the input files::
       "spec": {"family": ...},
       "prompt_ids": [...],
       "images": ["input_0.png", {"name": "large.jpg", "blake3": "..."}],
-      "audios": ["clip_0.wav"],                         # optional: encoded audio files in the case
       "expected": {
         "hashes": ["<u64 as decimal string>", ...],
         "features": [{"dtype": "f32", "shape": [...], "blake3": "<hex of the LE bytes>"}],
@@ -32,7 +31,8 @@ so replay with ``update`` refuses it. Cases recorded from this implementation (b
 
 Images given as a file name are read from the case directory; images given as
 ``{"name", "blake3"}`` are produced by the caller's image source (so large inputs can be
-regenerated deterministically instead of committed) and checked against the digest.
+regenerated deterministically instead of committed) and checked against the digest. An
+``"audios"`` list holds audio clips in the same two forms (the same source makes them).
 Hashes are decimal strings because JSON numbers cannot carry a u64 exactly.
 Replay compares in pipeline order and fails naming the first stage that differs.
 """
@@ -71,29 +71,32 @@ class GoldenCase:
         return str(self.doc.get("name", self.path.name))
 
     def images(self, source: ImageSource | None = None) -> list[bytes]:
+        return self._media("images", "image", source)
+
+    def audios(self, source: ImageSource | None = None) -> list[bytes]:
+        """The case's audio clips (``"audios"``, the same entry forms as images)."""
+        return self._media("audios", "audio", source)
+
+    def _media(self, key: str, what: str, source: ImageSource | None) -> list[bytes]:
         out = []
-        for i, ref in enumerate(self.doc["images"]):
+        for i, ref in enumerate(self.doc.get(key, ())):
             if isinstance(ref, str):
                 out.append((self.path / ref).read_bytes())
                 continue
             if source is None:
-                raise AssertionError(f"golden case {self.name}: image {i} ({ref['name']}) needs an image source")
+                raise AssertionError(f"golden case {self.name}: {what} {i} ({ref['name']}) needs a media source")
             data = source(ref["name"])
             got = digest(data)
             assert got == ref["blake3"], (
                 f"golden case {self.name}: stage 'input[{i}]' differs: generated {ref['name']} has blake3 {got}, "
-                f"the case recorded {ref['blake3']} (the image generator is not deterministic here)"
+                f"the case recorded {ref['blake3']} (the {what} generator is not deterministic here)"
             )
             out.append(data)
         return out
 
-    def audios(self) -> list[bytes]:
-        """The case's audio files (``"audios"``, optional), read from the case directory."""
-        return [(self.path / name).read_bytes() for name in self.doc.get("audios", ())]
-
     def request(self, source: ImageSource | None = None) -> MmInput:
-        """The case's request: its images, audios and prompt ids."""
-        return MmInput(images=self.images(source), audios=self.audios(), input_ids=self.doc["prompt_ids"])
+        """The case's request: its images, audio clips and prompt ids."""
+        return MmInput(images=self.images(source), audios=self.audios(source), input_ids=self.doc["prompt_ids"])
 
     def reference(self) -> str | None:
         """What made the case in the reference environment (its generator script or the
@@ -113,7 +116,7 @@ def decoded_images(pipe: Any, inp: MmInput) -> list[np.ndarray]:
     """Each item's RGB array as the family decodes it (the first stage of most families), in
     item order; the items are encoded bytes, as golden cases hold them."""
     out, media = pipe.decode(inp)
-    by_hash = {it.hash: m.rgb for it, m in zip(out.items, media)}
+    by_hash = {it.hash: m.rgb for it, m in zip(out.items, media) if it.modality == "image"}
     return [by_hash[content_hash(data)] for data in inp.images]
 
 
@@ -173,6 +176,7 @@ def record_case(
     prompt_ids: Sequence[int],
     images: Sequence[str | Mapping[str, str]],
     output: Output,
+    audios: Sequence[str | Mapping[str, str]] = (),
     provenance: Mapping[str, Any],
     stages: Mapping[str, str] | None = None,
     name: str | None = None,
@@ -188,6 +192,7 @@ def record_case(
         "spec": dict(spec),
         "prompt_ids": [int(i) for i in prompt_ids],
         "images": [i if isinstance(i, str) else dict(i) for i in images],
+        **({"audios": [a if isinstance(a, str) else dict(a) for a in audios]} if audios else {}),
         "expected": expected,
         "provenance": dict(provenance),
     }

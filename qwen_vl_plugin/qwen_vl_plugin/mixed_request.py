@@ -20,8 +20,6 @@ from mm_framework import plugin as mmp
 from .mrope import IMAGE, TEXT, VIDEO, rope_index
 from .video_item import QwenVideo, VideoGrid
 
-MODALITIES = ("image", "video")
-
 
 def layout(
     input_ids: np.ndarray, grids: Sequence[mmp.Grid], modalities: Sequence[str], image_tokens: Any, video: QwenVideo
@@ -32,27 +30,14 @@ def layout(
     from the item count of its modality is a :class:`LayoutError` naming both.
     """
     ids = {"image": video.spec.image_token_id, "video": video.video.token_id}
-    items = {m: [i for i, mm in enumerate(modalities) if mm == m] for m in MODALITIES}
-    where = {m: np.flatnonzero(input_ids == ids[m]).tolist() for m in MODALITIES}
-    for m in MODALITIES:
-        if len(where[m]) != len(items[m]):
-            raise mmp.LayoutError(
-                f"prompt has {len(where[m])} {m} placeholder(s) but {len(items[m])} {m} item(s) "
-                f"(placeholder id {ids[m]})"
-            )
-    slots = sorted((pos, item, m) for m in MODALITIES for pos, item in zip(where[m], items[m]))
-    segments: list[Any] = []
-    start = 0
-    for pos, item, m in slots:
-        if pos > start:
-            segments.append(mmp.Text(start, pos))
+
+    def pattern(item: int) -> Any:
         grid = grids[item]
-        pattern = mmp.Repeat(ids[m], image_tokens(grid)) if m == "image" else video.pattern(_video_grid(grid))
-        segments.append(mmp.Media(item, pattern))
-        start = pos + 1
-    if start < len(input_ids):
-        segments.append(mmp.Text(start, len(input_ids)))
-    return mmp.TokenLayout(segments)
+        if modalities[item] == "image":
+            return mmp.Repeat(ids["image"], image_tokens(grid))
+        return video.pattern(_video_grid(grid))
+
+    return mmp.layout_by_placeholders(input_ids, ids, modalities, pattern)
 
 
 def positions(

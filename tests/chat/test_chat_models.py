@@ -6,6 +6,7 @@ return_dict=True, return_tensors="np")`` byte for byte, on each image backend th
 
 from __future__ import annotations
 
+import copy
 import importlib
 import pkgutil
 from pathlib import Path
@@ -53,8 +54,13 @@ def media(tmp_path_factory):
 def reference_inputs(ref, case, names):
     """transformers' ids and model inputs for ``case``, as numpy (bf16 as its bits)."""
     out = ref.apply_chat_template(case.messages, tokenize=True, return_dict=True, return_tensors="np",
-                                  **{**case.kwargs, **case.theirs})
+                                  **theirs_kwargs(case))
     return np.asarray(out["input_ids"])[0], {k: np.asarray(out[k]) for k in names if k in out}
+
+
+def theirs_kwargs(case):
+    """The reference's keywords, copied: transformers adds to the ``processor_kwargs`` it is given."""
+    return copy.deepcopy({**case.kwargs, **case.theirs})
 
 
 def assert_same(a, b, what):
@@ -81,7 +87,7 @@ def test_chat_model_equals_transformers(name, backend, built, media):
     assert cases, "a chat model without cases proves nothing"
     for label, case in cases.items():
         text = proc.render(case.messages, **case.kwargs)
-        assert text == ref.apply_chat_template(case.messages, tokenize=False, **{**case.kwargs, **case.theirs}), label
+        assert text == ref.apply_chat_template(case.messages, tokenize=False, **theirs_kwargs(case)), label
         ids, theirs = reference_inputs(ref, case, model.keys)
         out = proc.apply_chat_template(case.messages, **{**case.kwargs, **case.ours})
         assert out.input_ids.tolist() == ids.tolist(), label

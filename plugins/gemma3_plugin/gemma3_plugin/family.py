@@ -21,11 +21,17 @@ import numpy as np
 from mm_framework import plugin as mmp
 from mm_framework import kernels
 
-from .expansion import build_cores, layout
+from .expansion import build_core, build_cores, layout
 from .pan_and_scan import Box, crop_boxes
 from .spec import parse_spec
 
 _F32 = np.float32
+# The processor options a request may set per item (Gemma3Processor's images kwargs), each the
+# spec field of the same name.
+# The Gemma 3 tokenizer's boi, image and eoi tokens (Gemma3Processor reads them from it).
+BOI, SOFT, EOI = "<start_of_image>", "<image_soft_token>", "<end_of_image>"
+ITEM_OPTIONS = ("do_pan_and_scan", "pan_and_scan_min_crop_size", "pan_and_scan_max_num_crops",
+                "pan_and_scan_min_ratio_to_activate")
 
 
 def channel_norm(spec) -> kernels.ChannelNorm:
@@ -101,10 +107,12 @@ class Gemma3Family:
     def mm_capabilities(self) -> mmp.Capabilities:
         # The Gemma vocabulary's ids are int32; anything else is a caller bug. The prompt
         # marks an image with <start_of_image> (Gemma3Processor's image_token, the tokenizer's
-        # boi_token), which the layout expands.
+        # boi_token), which the layout expands. Pan-and-scan is Gemma3Processor's per-call
+        # images option, so a request may switch it per item.
         return mmp.Capabilities(
             id_range=(0, 2**31 - 1), placeholders={"image": self.spec.boi_token_id},
-            placeholder_texts={"image": "<start_of_image>"}, outputs={"image": mmp.ItemOutputs("f32")},
+            placeholder_texts={"image": BOI}, outputs={"image": mmp.ItemOutputs("f32")},
+            item_options={"image": {name: name for name in ITEM_OPTIONS}},
         )
 
     @mmp.hookimpl
@@ -131,7 +139,23 @@ class Gemma3Family:
 
     @mmp.hookimpl
     def mm_layout(self, input_ids: np.ndarray, geometries: Sequence[Any]) -> mmp.TokenLayout:
-        return layout(np.asarray(input_ids), [self._cores[_tiles(g) - 1] for g in geometries], self.spec)
+        return layout(np.asarray(input_ids), [self._core(_tiles(g) - 1) for g in geometries], self.spec)
+
+    def _core(self, crops: int) -> Any:
+        # An item processed with its own pan_and_scan_max_num_crops may have more crops than
+        # this spec's table holds.
+        return self._cores[crops] if crops < len(self._cores) else build_core(self.spec, crops)
+
+    @mmp.hookimpl
+    def mm_expansion_text(self, geometry: Any) -> str:
+        """Gemma3Processor's text for an image (``replace_image_token``): its newline wrappers and
+        pan-and-scan's prose tokenize together with the prompt around them."""
+        full = "\n\n" + BOI + SOFT * self.spec.image_seq_length + EOI + "\n\n"
+        crops = _tiles(geometry) - 1
+        if not crops:
+            return full
+        return f"Here is the original image {full} and here are some crops to help you see better " + " ".join(
+            [full] * crops)
 
     @mmp.hookimpl
     def mm_plan_item(self, header: mmp.ImageHeader) -> mmp.ItemPlan:

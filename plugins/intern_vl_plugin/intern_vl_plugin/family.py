@@ -16,6 +16,11 @@ Each ``image_token_id`` in the prompt becomes ``<img>``, ``num_image_token * til
 Normalization divides by 255 like SGLang's ``tensor.float() / 255.0`` (torch divides,
 it does not multiply by a reciprocal); the Rust crate multiplies by ``f32(1/255)``, which
 differs by one ulp on 126 of the 256 byte values.
+
+With ``processor: "transformers"`` the item is ``GotOcr2ImageProcessorPil``'s instead
+(``InternVLProcessor`` of the ``-hf`` checkpoints): transformers' tile rule, the uint8 image
+resized to the canvas (and to one tile for the thumbnail) by Pillow's bicubic, then each
+tile rescaled and normalized with transformers' PIL arithmetic (``channel_norm_pil``).
 """
 
 from __future__ import annotations
@@ -26,11 +31,11 @@ from typing import Any
 import numpy as np
 
 from mm_framework import plugin as mmp
-from mm_framework.kernels import for_chunks
+from mm_framework.kernels import channel_norm_pil, for_chunks, resize_rgb, resize_wants_source
 
 from .bicubic import resize_to_tiles
 from .spec import parse_spec
-from .tiling import TileGrid, candidate_grids, select_grid
+from .tiling import TileGrid, candidate_grids, select_grid, select_grid_transformers
 
 _F32 = np.float32
 # Rows of the source image per normalization window (a few hundred KiB per channel).
@@ -45,11 +50,21 @@ class InternVlFamily:
         self._candidates = candidate_grids(self.spec.max_num)
         self._mean = np.asarray(self.spec.image_mean, dtype=_F32).reshape(3, 1, 1)
         self._std = np.asarray(self.spec.image_std, dtype=_F32).reshape(3, 1, 1)
+        self._hf = self.spec.processor == "transformers"
+        # transformers decodes a PIL image as its PIL entry does (alpha composited on white,
+        # no EXIF turn), and its Pillow resize may start from the decoder's own image.
+        self._decode_options = (
+            mmp.DecodeOptions(alpha="composite", keep_source=resize_wants_source("pil_bicubic")) if self._hf
+            else mmp.DecodeOptions()
+        )
+        self._norm = channel_norm_pil(self.spec.image_mean, self.spec.image_std) if self._hf else None
 
     # -- geometry -----------------------------------------------------------------
 
     def grid(self, width: int, height: int) -> TileGrid:
         """The tile grid of a ``width`` x ``height`` image."""
+        if self._hf:
+            return select_grid_transformers(width, height, self._candidates, self.spec.image_size)
         return select_grid(width, height, self._candidates, self.spec.use_thumbnail)
 
     def tokens(self, tiles: int) -> int:
@@ -79,19 +94,29 @@ class InternVlFamily:
         # transformers' InternVLProcessor); another slot id is a token of the caller's choice.
         s = self.spec
         texts = {"image": "<IMG_CONTEXT>"} if s.image_token_id == s.img_context_token_id else {}
+        # transformers' images_kwargs spelling of the tile budget; SGLang hard-codes its own.
+        options = {"image": {"max_patches": "max_num"}} if self._hf else {}
         return mmp.Capabilities(
-            placeholders={"image": s.image_token_id}, placeholder_texts=texts, outputs={"image": mmp.ItemOutputs("f32")}
+            placeholders={"image": s.image_token_id}, placeholder_texts=texts, item_options=options,
+            outputs={"image": mmp.ItemOutputs("f32")},
         )
+
+    @mmp.hookimpl
+    def mm_decode_options(self) -> mmp.DecodeOptions:
+        return self._decode_options
 
     @mmp.hookimpl
     def mm_process_item(self, media: mmp.DecodedImage) -> mmp.ProcessedItem:
         size = self.spec.image_size
         grid = self.grid(media.width, media.height)
         feature = np.empty((grid.tiles, 3, size, size), dtype=_F32)
-        image = self.normalize(media.rgb)
-        resize_to_tiles(image, grid.cols, grid.rows, size, feature[: grid.blocks])
-        if grid.thumbnail:
-            resize_to_tiles(image, 1, 1, size, feature[grid.blocks :])
+        if self._hf:
+            self._tiles_transformers(media, grid, feature)
+        else:
+            image = self.normalize(media.rgb)
+            resize_to_tiles(image, grid.cols, grid.rows, size, feature[: grid.blocks])
+            if grid.thumbnail:
+                resize_to_tiles(image, 1, 1, size, feature[grid.blocks :])
         return mmp.ProcessedItem(
             feature=mmp.Tensor(feature, "f32"), geometry=mmp.Tiles(grid.tiles), size=self._canvas(grid)
         )
@@ -130,6 +155,21 @@ class InternVlFamily:
         }
 
     # -- helpers ------------------------------------------------------------------
+
+    def _tiles_transformers(self, media: mmp.DecodedImage, grid: TileGrid, feature: np.ndarray) -> None:
+        """``GotOcr2ImageProcessorPil.crop_image_to_patches`` then its rescale and normalize."""
+        size = self.spec.image_size
+        source = mmp.take_source(media)
+        canvas = resize_rgb(media.rgb, grid.cols * size, grid.rows * size, "pil_bicubic", source=source)
+        for b in range(grid.blocks):
+            y0, x0 = (b // grid.cols) * size, (b % grid.cols) * size
+            self._normalize_tile(canvas[y0 : y0 + size, x0 : x0 + size], feature[b])
+        if grid.thumbnail:
+            self._normalize_tile(resize_rgb(media.rgb, size, size, "pil_bicubic", source=source), feature[-1])
+
+    def _normalize_tile(self, rgb: np.ndarray, out: np.ndarray) -> None:
+        for c in range(3):
+            self._norm.apply(c, rgb[:, :, c], out[c])
 
     def _canvas(self, grid: TileGrid) -> tuple[int, int]:
         """``(width, height)`` the image is resized to before it is cut into tiles."""

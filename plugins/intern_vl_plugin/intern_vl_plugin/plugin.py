@@ -8,6 +8,7 @@ from typing import Any
 
 from mm_framework import plugin as mmp
 
+from . import hf_config
 from .family import InternVlFamily
 from .spec import FAMILY, PRESETS
 
@@ -21,3 +22,10 @@ def mm_register_families(register: Callable[[str, Callable[[dict[str, Any]], obj
 def mm_register_presets(register: Callable[[str, Mapping[str, Any]], None]) -> None:
     for name, spec in PRESETS.items():
         register(name, copy.deepcopy(spec))
+
+
+@mmp.hookimpl
+def mm_spec_from_hf_configs(
+    config: Mapping[str, Any], preprocessor_config: Mapping[str, Any]
+) -> dict[str, Any] | None:
+    return hf_config.resolve(config, preprocessor_config)

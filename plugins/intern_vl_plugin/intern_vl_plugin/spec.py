@@ -4,9 +4,10 @@ A spec is ``{"family": "intern_vl", **fields}``; the factory receives the fields
 ``"family"``. Every field is checked and every failure is a :class:`SpecError` naming the
 field; unknown fields are errors too, so a typo never silently falls back to a default.
 
-The token ids come from the model's tokenizer, not from ``config.json``, which is why this
-plugin does not implement ``mm_spec_from_hf_configs``: a spec needs the tokenizer's ids
-for ``<img>``, ``</img>`` and ``<IMG_CONTEXT>``.
+``processor`` names the reference cloned: ``"sglang"`` (the default; SGLang's
+``InternVLImageProcessor``) or ``"transformers"`` (the ``InternVLProcessor`` of the ``-hf``
+checkpoints with ``GotOcr2ImageProcessorPil``). A model directory of an ``-hf`` checkpoint
+resolves to the second (:mod:`.hf_config`).
 """
 
 from __future__ import annotations
@@ -45,7 +46,8 @@ REQUIRED = (
     "image_mean",
     "image_std",
 )
-DEFAULTS: dict[str, Any] = {"use_thumbnail": True}
+PROCESSORS = ("sglang", "transformers")
+DEFAULTS: dict[str, Any] = {"use_thumbnail": True, "processor": "sglang"}
 
 
 @attrs.frozen
@@ -53,8 +55,9 @@ class InternVlSpec:
     """A validated ``intern_vl`` spec. Build it with :func:`parse_spec`.
 
     ``image_token_id`` is the one-token slot per image in the tokenized prompt (SGLang
-    uses ``<IMG_CONTEXT>`` itself); each slot becomes ``<img>``, ``num_image_token``
-    context tokens per tile, ``</img>``.
+    and transformers use ``<IMG_CONTEXT>`` itself); each slot becomes ``<img>``,
+    ``num_image_token`` context tokens per tile, ``</img>``. ``processor``: which reference's
+    tile rule, resize and arithmetic (docs/families/intern_vl.md).
     """
 
     image_token_id: int
@@ -67,6 +70,7 @@ class InternVlSpec:
     image_mean: tuple[float, float, float]
     image_std: tuple[float, float, float]
     use_thumbnail: bool = True
+    processor: str = "sglang"
 
     def to_dict(self) -> dict[str, Any]:
         """The complete spec, ``"family"`` included, as JSON-ready values."""
@@ -90,6 +94,7 @@ def parse_spec(params: Mapping[str, Any]) -> InternVlSpec:
         image_mean=f.floats("image_mean"),
         image_std=f.floats("image_std", nonzero=True),
         use_thumbnail=f.boolean("use_thumbnail"),
+        processor=f.choice("processor", PROCESSORS),
     )
     _cross_check(f, spec)
     return spec
@@ -114,6 +119,9 @@ def _cross_check(f: SpecFields, s: InternVlSpec) -> None:
             f"must not exceed image_size**2 = {s.image_size**2} (at most one token per tile pixel), "
             f"got {s.num_image_token}",
         )
+    if s.processor == "transformers" and not s.use_thumbnail:
+        # GotOcr2ImageProcessor.crop_image_to_patches always appends the thumbnail.
+        raise f.error("use_thumbnail", "must be true with processor 'transformers' (it always adds the thumbnail)")
     canvas = s.max_num * s.image_size**2
     if canvas > MAX_CANVAS_PIXELS:
         raise f.error(

@@ -66,3 +66,27 @@ def select_grid(width: int, height: int, candidates: tuple[tuple[int, int], ...]
             best = (cols, rows)
     cols, rows = best
     return TileGrid(cols, rows, use_thumbnail and cols * rows > 1)
+
+
+def select_grid_transformers(
+    width: int, height: int, candidates: tuple[tuple[int, int], ...], image_size: int
+) -> TileGrid:
+    """transformers' ``get_optimal_tiled_canvas`` (``GotOcr2ImageProcessor``, which
+    ``InternVLProcessor`` runs with ``crop_to_patches=True``): the first strictly smaller
+    ``|aspect - cols/rows|`` wins; on an exact tie the later grid wins only when
+    ``width * height > 0.5 * image_size**2 * cols * rows`` (upstream InternVL's rule). Its
+    candidates are ``candidate_grids``' order (width-major, stably sorted by tile count).
+    The thumbnail is always added when there is more than one tile."""
+    aspect = width / height
+    area = width * height
+    best_diff = float("inf")
+    best = (1, 1)
+    for cols, rows in candidates:
+        diff = abs(aspect - cols / rows)
+        if diff < best_diff:
+            best_diff = diff
+            best = (cols, rows)
+        elif diff == best_diff and area > 0.5 * image_size * image_size * cols * rows:
+            best = (cols, rows)
+    cols, rows = best
+    return TileGrid(cols, rows, cols * rows > 1)

@@ -25,8 +25,8 @@ BASE = {
 
 def test_defaults_and_roundtrip():
     spec = parse_spec(BASE)
-    assert spec.use_thumbnail is True
-    assert spec.to_dict() == {"family": "intern_vl", **BASE, "use_thumbnail": True}
+    assert spec.use_thumbnail is True and spec.processor == "sglang"
+    assert spec.to_dict() == {"family": "intern_vl", **BASE, "use_thumbnail": True, "processor": "sglang"}
     assert parse_spec({k: v for k, v in spec.to_dict().items() if k != "family"}) == spec
 
 
@@ -45,8 +45,9 @@ def test_preset_is_registered_and_valid():
     assert pipe.num_media_tokens(640, 480) == 13 * 256
 
 
-def test_hf_configs_are_not_claimed():
-    # The token ids live in the tokenizer, not in config.json: no resolver is offered.
+def test_remote_code_configs_are_not_claimed():
+    # Only the -hf checkpoints (model_type "internvl") resolve (test_intern_vl_transformers.py);
+    # the remote-code ones are SGLang's to load and carry no processor config.
     with pytest.raises(mmf.SpecError, match="no installed family handles model_type 'internvl_chat'"):
         mmf.spec_from_hf_configs({"model_type": "internvl_chat"}, {})
 
@@ -88,6 +89,8 @@ BAD = [
     ("image_std", [0.2, 1e-50, 0.2], "must not contain 0"),
     ("use_thumbnail", 1, "must be true or false"),
     ("use_thumbnail", "true", "must be true or false"),
+    ("processor", "hf", "must be one of"),
+    ("processor", None, "must be one of"),
 ]
 
 
@@ -113,6 +116,8 @@ CROSS = [
     # 12 tiles of 4096 x 4096 = 201326592 pixels, above the core's decode bound.
     ({"image_size": 4096}, "max_num", "image_size"),
     ({"image_size": 448, "max_num": 1024}, "max_num", "image_size"),
+    # GotOcr2ImageProcessor always appends the thumbnail.
+    ({"processor": "transformers", "use_thumbnail": False}, "use_thumbnail", "'transformers'"),
 ]
 
 
