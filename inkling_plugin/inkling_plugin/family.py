@@ -51,7 +51,7 @@ import numpy as np
 
 from mm_framework.plugin import (
     AudioHeader, Capabilities, DecodedAudio, DecodedImage, DecodeOptions, Grid, ImageHeader, ItemOutputs, ItemPlan,
-    LayoutError, Media, OutputItem, ProcessedItem, Repeat, Tensor, Text, TokenLayout, hookimpl, layout_by_placeholder,
+    OutputItem, ProcessedItem, Repeat, Tensor, TokenLayout, hookimpl, layout_by_placeholder, layout_by_placeholders,
     take_source,
 )
 from mm_framework.kernels import resize_wants_source
@@ -124,31 +124,9 @@ class InklingFamily:
         # An audio placeholder without audio is refused, as the processor refuses it.
         if "audio" not in modalities and not (ids == self.audio.token_id).any():
             return layout_by_placeholder(ids, self.image_token_id, counts)
-        return self._mixed_layout(ids, counts, modalities)
-
-    def _mixed_layout(self, ids: np.ndarray, counts: list[int], modalities: Sequence[str]) -> TokenLayout:
-        """Each modality's i-th placeholder becomes its i-th item's tokens, as
-        ``InklingProcessor`` replaces each placeholder in order, per modality."""
-        slots: list[tuple[int, int, int]] = []
-        for modality, token in (("image", self.image_token_id), ("audio", self.audio.token_id)):
-            items = [i for i, m in enumerate(modalities) if m == modality]
-            positions = np.flatnonzero(ids == token).tolist()
-            if len(positions) != len(items):
-                raise LayoutError(
-                    f"prompt has {len(positions)} {modality} placeholder(s) but {len(items)} {modality} item(s) "
-                    f"(placeholder id {token})"
-                )
-            slots += [(pos, item, token) for pos, item in zip(positions, items)]
-        segments: list[Text | Media] = []
-        start = 0
-        for pos, item, token in sorted(slots):
-            if pos > start:
-                segments.append(Text(start, pos))
-            segments.append(Media(item, Repeat(token, counts[item])))
-            start = pos + 1
-        if start < len(ids):
-            segments.append(Text(start, len(ids)))
-        return TokenLayout(segments)
+        placeholders = {"image": self.image_token_id, "audio": self.audio.token_id}
+        return layout_by_placeholders(ids, placeholders, modalities,
+                                      lambda item: Repeat(placeholders[modalities[item]], counts[item]))
 
     @hookimpl
     def mm_plan_item(self, header: ImageHeader | AudioHeader) -> ItemPlan:
