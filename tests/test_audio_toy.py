@@ -261,7 +261,8 @@ def test_a_length_in_seconds_counts_what_a_file_of_that_length_gets(pipe, second
     ({"seconds": 1e-9}, mmf.InvalidInputError, r"^1e-09 seconds at 16000 Hz is less than one sample$"),
     ({"seconds": 1, "width": 4}, mmf.InvalidInputError, r"^seconds describe an audio item: give no width"),
     ({"seconds": 1, "sample_rate": 0}, mmf.InvalidInputError, r"^sample_rate must be greater than zero, got 0$"),
-    ({"seconds": 1, "sample_rate": 10_000_000}, mmf.InvalidInputError, r"^sample_rate must be <= 384000, got 10000000$"),
+    ({"seconds": 1, "sample_rate": 10_000_000}, mmf.InvalidInputError,
+     r"^sample_rate must be <= 384000, got 10000000$"),
     ({"seconds": 3600}, mmf.LimitExceededError, r"^audio of 3600.00 s \(57600000 frames at 16000 Hz\) is above "
                                                 r"Limits.max_audio_seconds = 1800$"),
     ({}, mmf.InvalidInputError, r"^a token count needs an image's width and height, or seconds for audio$"),
