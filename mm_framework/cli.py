@@ -263,10 +263,9 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     pipe = pipeline_from_spec(_spec(args.spec))
     inp, names = _request(pipe, args)
     out, media = pipe.decode(inp)
-    panels = [picture.panel(m.rgb, it, span, i)[0]
-              for i, (m, it, span) in enumerate(zip(media, out.items, out.offsets))]
-    first = inp.images[0]
-    path = out_path or Path(f"mm-inspect-{first.stem if isinstance(first, Path) else 'image'}.png")
+    panels = [picture.item_panel(m, it, span, i) for i, (m, it, span) in enumerate(zip(media, out.items, out.offsets))]
+    first = inp.items[0].source
+    path = out_path or Path(f"mm-inspect-{first.stem if isinstance(first, Path) else inp.items[0].modality}.png")
     picture.sheet(panels).save(path)
     print(picture.layout_text(out))
     print(f"wrote {path}")
@@ -349,7 +348,8 @@ def build_parser() -> argparse.ArgumentParser:
     spec_help = f"preset, model directory, JSON file or inline JSON (default {DEFAULT_PRESET})"
     for name, helptext, func in (
         ("process", "run one request and print a summary", cmd_process),
-        ("inspect", "draw each image as the model sees it, with its patch grid or tiles", cmd_inspect),
+        ("inspect", "draw each item as the model sees it: images and video frames with their patch grid or "
+         "tiles, audio as waveform and log-mel with its token boundaries", cmd_inspect),
     ):
         p = sub.add_parser(name, help=helptext, description=helptext)
         p.add_argument("images", nargs="*",
@@ -357,10 +357,10 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--spec", default=DEFAULT_PRESET, help=spec_help)
         p.add_argument("--input-ids", help="prompt ids, comma or space separated (default: one placeholder per item)")
         p.set_defaults(func=func)
+        p.add_argument("--video", action="append", metavar="CLIP", help="a video clip (repeatable), after the images")
+        p.add_argument("--audio", action="append", metavar="FILE",
+                       help="an audio file (repeatable), after the videos (needs mm-framework[audio])")
     p = sub.choices["process"]
-    p.add_argument("--video", action="append", metavar="CLIP", help="a video clip (repeatable), after the images")
-    p.add_argument("--audio", action="append", metavar="FILE",
-                   help="an audio file (repeatable), after the videos (needs mm-framework[audio])")
     p.add_argument("--out", help="write every output array to this .npz (checked before any work)")
     p.add_argument("--force", action="store_true", help=f"write --out even above {LARGE_OUTPUT >> 30} GiB")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")

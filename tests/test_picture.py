@@ -125,3 +125,77 @@ def test_grid_and_windows_show_on_any_image(tmp_path, capsys, colour):
         assert shown[1:-1, x].all(), f"column {x}"
     for y in lines.thin_y + lines.thick_y:
         assert shown[y, 1:-1].all(), f"row {y}"
+
+
+def _white_columns(img: np.ndarray, row: int) -> set[int]:
+    return set(np.flatnonzero((img[row] == 255).all(axis=1)).tolist())
+
+
+@pytest.mark.parametrize(("tokens", "step"), [(1, 1), (175, 20), (1000, 100), (7500, 500)])
+def test_token_boundaries_are_equal_slices_in_counting_steps(tokens, step):
+    columns, got = picture.token_boundaries(tokens, 1024, 64)
+    assert got == step
+    assert columns == [round(1024 * k / tokens) for k in range(step, tokens, step)]
+    assert all(b - a >= 64 - 1 for a, b in zip(columns, columns[1:]))
+
+
+def test_audio_panel_shows_waveform_mel_and_token_ticks():
+    rate, tokens = 16000, 50
+    t = np.arange(2 * rate) / rate
+    audio = mmf.plugin.DecodedAudio((0.5 * np.sin(2 * np.pi * 440 * t)).astype(np.float32), rate, channels=2)
+    item = mmf.plugin.OutputItem(None, {}, 0, modality="audio")
+    img = np.asarray(picture.audio_panel(audio, item, (3, 3 + tokens - 1), 1))
+    bands = picture.WAVE_HEIGHT + picture.TICK_HEIGHT + picture.MEL_HEIGHT
+    assert img.shape == (bands + 2 * picture.CAPTION_LINE + 4, picture.SHEET_WIDTH, 3)
+    # Every boundary of 50 tokens over 1024 pixels (20 apart) is a white tick.
+    tick_row = picture.WAVE_HEIGHT + picture.TICK_HEIGHT // 2
+    lines, _ = picture.token_boundaries(tokens, 1024, picture.LINE_GAP)
+    assert _white_columns(img, tick_row) == set(picture.token_boundaries(tokens, 1024, 1)[0]) - set(lines)
+    # 440 Hz is one bright mel row, low in the image; the top rows (high frequencies) are dark.
+    mel = img[picture.WAVE_HEIGHT + picture.TICK_HEIGHT:bands, :, 0]
+    column = mel[:, 500]  # mid-clip (the edges click) and off the red token lines
+    assert column.argmax() > picture.MEL_HEIGHT // 2 and column[:20].max() < column.max() // 2
+
+
+def test_display_mel_follows_the_tone():
+    rate = 8000
+    t = np.arange(rate) / rate
+    low, high = (mmf.plugin.DecodedAudio(np.sin(2 * np.pi * f * t).astype(np.float32), rate) for f in (300, 3000))
+    a, b = picture.display_mel(low), picture.display_mel(high)
+    assert a.shape == b.shape == (80, 100) and a.dtype == np.uint8
+    assert a[:, 50].argmax() > b[:, 50].argmax()  # high frequencies on top
+
+
+def test_video_panel_shows_sampled_frames_with_the_grid():
+    frames = np.zeros((12, 56, 84, 3), np.uint8)
+    frames.flags.writeable = False
+    clip = mmf.plugin.VideoClip(frames, tuple(range(0, 24, 2)), 24, 10.0)
+    item = mmf.plugin.OutputItem(None, {}, 0, modality="video", geometry=mmf.Grid(6, 4, 6), size=(84, 56),
+                                 processed_size=(84, 56))
+    img = np.asarray(picture.video_panel(clip, item, (0, 35), 0))
+    shown = picture.shown_frames(12)
+    assert shown == [0, 2, 3, 5, 6, 8, 9, 11]
+    assert img.shape[1] == len(shown) * (84 + 4) - 4 and img.shape[0] == 56 + 2 * picture.CAPTION_LINE + 4
+    # Each shown frame carries its 2x2 merge windows in red: 6 patch columns, 3 windows.
+    for k in range(len(shown)):
+        cols = {c - k * 88 for c in _red_columns(img, slice(0, 56)) if k * 88 <= c < k * 88 + 84}
+        assert cols == {28, 56}
+
+
+def test_inspect_draws_audio_and_video(tmp_path, capsys):
+    from .media.audio_helpers import wav
+
+    if not {"qwen2_audio", "qwen2_vl"} <= set(mmf.list_presets()):
+        pytest.skip("the qwen2_audio and qwen_vl families are not installed")
+    pytest.importorskip("soundfile")
+    sound = tmp_path / "tone.wav"
+    sound.write_bytes(wav(3.0, 16000))
+    assert main(["inspect", "--spec", "qwen2_audio", "--audio", str(sound), "--out", str(tmp_path / "a")]) == 0
+    assert "audio 0: 151646 x 75 at 0..74" in capsys.readouterr().out
+    assert Image.open(tmp_path / "a.png").size[0] == picture.SHEET_WIDTH
+    from .test_driver_video import encode_clip
+
+    clip = tmp_path / "c.mp4"
+    clip.write_bytes(encode_clip(np.full((4, 48, 64, 3), 90, np.uint8)))
+    assert main(["inspect", "--spec", "qwen2_vl", "--video", str(clip), "--out", str(tmp_path / "v.png")]) == 0
+    assert "video 0: 151656 x" in capsys.readouterr().out
