@@ -20,11 +20,11 @@ DEFAULT_SHARD_SIZE = 256
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     p = sub.add_parser(
         "batch",
-        help="preprocess a dataset (JSONL manifest, directory or glob of images) into Parquet shards",
+        help="preprocess a dataset (JSONL manifest, directory or glob of media files) into Parquet shards",
         description="Preprocess every request of MANIFEST into Parquet shards in --out (docs/batch.md). "
         "A rerun with the same arguments resumes: finished shards are skipped.",
     )
-    p.add_argument("manifest", help="a JSONL file (one request per line), a directory or a glob of images")
+    p.add_argument("manifest", help="a JSONL file (one request per line), a directory or a glob of media files")
     p.add_argument("--spec", required=True, help="preset, model directory, JSON file or inline JSON")
     p.add_argument("--out", required=True, help="output directory of part-NNNNN.parquet shards")
     p.add_argument(

@@ -1,4 +1,4 @@
-"""What ``mm-framework batch`` reads: a JSONL manifest, a directory or a glob of images.
+"""What ``mm-framework batch`` reads: a JSONL manifest, a directory or a glob of media files.
 
 Each request becomes an :class:`Entry`, a small picklable value the worker processes
 turn into an ``MmInput``. A line that is not a valid request is kept as an entry with a
@@ -23,9 +23,15 @@ from ..checks import is_int
 from ..errors import InvalidInputError
 from ..media.policy import URL_PREFIXES
 
-# Extensions a directory or glob contributes (case-insensitive); decoding decides the rest.
+# Extensions a directory or glob contributes (case-insensitive), each file one request of
+# its modality; decoding decides the rest.
 IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".webp", ".gif", ".bmp", ".mpo")
-_KEYS = ("id", "image", "images", "input_ids", "text")
+VIDEO_EXTENSIONS = (".mp4", ".webm", ".mkv", ".mov", ".avi")
+AUDIO_EXTENSIONS = (".wav", ".flac", ".ogg", ".opus", ".mp3")
+EXTENSIONS = {"image": IMAGE_EXTENSIONS, "video": VIDEO_EXTENSIONS, "audio": AUDIO_EXTENSIONS}
+# Each modality's keys: one source, or a list of them (in item order images, videos, audios).
+MEDIA_KEYS = {"image": "images", "video": "videos", "audio": "audios"}
+_KEYS = ("id", *(k for pair in MEDIA_KEYS.items() for k in pair), "input_ids", "text")
 
 
 @attrs.frozen
@@ -37,6 +43,17 @@ class Entry:
     input_ids: tuple[int, ...] | None = None
     text: str | None = None
     problem: str | None = None
+    videos: tuple[str, ...] = ()
+    audios: tuple[str, ...] = ()
+
+    @property
+    def items(self) -> int:
+        return len(self.images) + len(self.videos) + len(self.audios)
+
+    @property
+    def images_only(self) -> bool:
+        """Whether the request's items are all images (the ones a one-image prompt repeats for)."""
+        return not self.videos and not self.audios
 
 
 def _source(value: str, base: str) -> str:
@@ -57,22 +74,28 @@ def _entry(line_no: int, line: str, base: str) -> Entry:
     problem = _check(obj)
     if problem:
         return Entry(rid, problem=f"manifest line {line_no}: {problem}")
-    images = obj.get("images", [obj["image"]] if "image" in obj else [])
+    media = {
+        plural: tuple(_source(s, base) for s in obj.get(plural, [obj[one]] if one in obj else []))
+        for one, plural in MEDIA_KEYS.items()
+    }
     ids = obj.get("input_ids")
-    return Entry(
-        rid, tuple(_source(s, base) for s in images), None if ids is None else tuple(ids), obj.get("text")
-    )
+    return Entry(rid, media["images"], None if ids is None else tuple(ids), obj.get("text"),
+                 videos=media["videos"], audios=media["audios"])
 
 
 def _check(obj: dict[str, Any]) -> str | None:
     unknown = sorted(set(obj) - set(_KEYS))
     if unknown:
         return f"unknown key(s) {unknown}; expected {', '.join(_KEYS)}"
-    if "image" in obj and "images" in obj:
-        return "give 'image' or 'images', not both"
-    images = obj.get("images", [obj.get("image")] if "image" in obj else None)
-    if not isinstance(images, list) or not images or not all(isinstance(s, str) for s in images):
-        return "'images' must be a non-empty list of strings (or 'image' one string)"
+    for one, plural in MEDIA_KEYS.items():
+        if one in obj and plural in obj:
+            return f"give {one!r} or {plural!r}, not both"
+        given = obj.get(plural, [obj.get(one)] if one in obj else None)
+        if given is not None and (not isinstance(given, list) or not given
+                                  or not all(isinstance(s, str) for s in given)):
+            return f"{plural!r} must be a non-empty list of strings (or {one!r} one string)"
+    if not any(k in obj for pair in MEDIA_KEYS.items() for k in pair):
+        return "no media: give 'image'/'images', 'video'/'videos' or 'audio'/'audios'"
     ids = obj.get("input_ids")
     if ids is not None and (not isinstance(ids, list) or not all(is_int(v) for v in ids)):
         return "'input_ids' must be a list of integers"
@@ -93,28 +116,31 @@ def _jsonl(path: str) -> list[Entry]:
     return [_entry(n, line, base) for n, line in enumerate(lines, 1) if line.strip()]
 
 
-def _images(paths: Sequence[str], root: str | None) -> list[Entry]:
-    found = [
-        p for p in paths
-        if p.lower().endswith(IMAGE_EXTENSIONS) and not os.path.basename(p).startswith(".") and os.path.isfile(p)
-    ]
-    ids = [os.path.relpath(p, root).replace(os.sep, "/") if root else p for p in found]
-    return [Entry(i, (os.path.abspath(p),)) for i, p in sorted(zip(ids, found))]
+def _files(paths: Sequence[str], root: str | None) -> list[Entry]:
+    """One request per media file (by extension, not hidden), sorted by its id: the path
+    relative to ``root``, or as matched."""
+    found = []
+    for p in paths:
+        modality = next((m for m, ext in EXTENSIONS.items() if p.lower().endswith(ext)), None)
+        if modality and not os.path.basename(p).startswith(".") and os.path.isfile(p):
+            found.append((os.path.relpath(p, root).replace(os.sep, "/") if root else p, modality, p))
+    return [Entry(i, **{MEDIA_KEYS[m]: (os.path.abspath(p),)}) for i, m, p in sorted(found)]
 
 
 def read_manifest(manifest: str) -> list[Entry]:
     """The requests of a JSONL file, a directory (recursively) or a glob pattern."""
     if os.path.isdir(manifest):
         paths = [os.path.join(d, n) for d, _, names in os.walk(manifest) for n in names]
-        entries = _images(paths, manifest)
+        entries = _files(paths, manifest)
     elif glob.has_magic(manifest):
-        entries = _images(glob.glob(manifest, recursive=True), None)
+        entries = _files(glob.glob(manifest, recursive=True), None)
     elif os.path.isfile(manifest):
         return _jsonl(manifest)
     else:
         raise InvalidInputError(f"manifest {manifest!r} is neither a file, a directory nor a glob pattern")
     if not entries:
-        raise InvalidInputError(f"manifest {manifest!r}: no image files ({', '.join(IMAGE_EXTENSIONS)})")
+        known = " ".join(ext for exts in EXTENSIONS.values() for ext in exts)
+        raise InvalidInputError(f"manifest {manifest!r}: no image, video or audio files ({known})")
     return entries
 
 
@@ -127,6 +153,7 @@ def fingerprint(entries: Sequence[Entry]) -> str:
 
 
 def default_prompt(family: str, placeholders: Mapping[str, int], given: Sequence[int] | None) -> tuple[int, ...]:
-    """The prompt of a request that gives neither ids nor text, per image: ``--input-ids``
-    or else the pipeline's default prompt of one image."""
+    """The prompt of an all-image request that gives neither ids nor text, per image:
+    ``--input-ids`` or else the pipeline's default prompt of one image. (A request with
+    videos or audios gets the pipeline's own default, one placeholder per item.)"""
     return tuple(given) if given is not None else tuple(prompt.default_prompt(family, placeholders, ["image"]))

@@ -3,9 +3,9 @@
 Workers are spawned processes (the parent holds threads: a forked child could inherit a
 held lock), each with one pipeline and ``cores // workers`` cores of ``par`` threads, so
 workers x threads never exceeds the machine. With one worker the shards run in this
-process. Progress (tqdm, on stderr, only on a TTY) counts images as each row group is
-written; the summary is computed from the shard files, so a resumed run reports the
-whole dataset.
+process. Progress (tqdm, on stderr, only on a TTY) counts items (images, videos, audios)
+as each row group is written; the summary is computed from the shard files, so a resumed
+run reports the whole dataset.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from ..arrow.schema import check_pixels
 from ..errors import LayoutError, SpecError
 from ..pipeline import Pipeline, pipeline_from_spec
 from ..request import MmInput
-from .manifest import Entry, default_prompt, fingerprint, read_manifest
+from .manifest import MEDIA_KEYS, Entry, default_prompt, fingerprint, read_manifest
 from .shards import Job, claim_directory, finished, init_worker, run_record, shard_path, work, write_shard
 
 FAILED_IDS_SHOWN = 10  # the summary names this many failed requests, then counts the rest
@@ -60,10 +60,10 @@ def _check_prompt(pipeline: Pipeline, prompt: Sequence[int]) -> None:
 def _run_shards(job: Job, shards: Sequence[Sequence[Entry]], todo: Sequence[int], workers: int, bar: tqdm) -> None:
     errors = 0
 
-    def report(images: int, _requests: int, failed: int) -> None:
+    def report(items: int, _requests: int, failed: int) -> None:
         nonlocal errors
         errors += failed
-        bar.update(images)
+        bar.update(items)
         bar.set_postfix(errors=errors, refresh=False)
 
     threads = par.threads_for_cpus(max(1, usable_cores() // workers))
@@ -113,19 +113,27 @@ def _failed(table: pa.Table) -> list[str]:
     return [f"failed: {shown}" + (f" and {more} more" if more > 0 else "")]
 
 
-def _summary(out: str, entries: Sequence[Entry], shards: int, skipped: int, images: int, seconds: float) -> str:
+def _counted(entries: Sequence[Entry]) -> str:
+    """``12 images`` or ``3 images, 1 video, 2 audios``: the manifest's items by modality."""
+    counts = [(sum(len(getattr(e, plural)) for e in entries), one, plural) for one, plural in MEDIA_KEYS.items()]
+    shown = [c for c in counts if c[0]] or counts[:1]
+    return ", ".join(f"{n} {one if n == 1 else plural}" for n, one, plural in shown)
+
+
+def _summary(out: str, entries: Sequence[Entry], shards: int, skipped: int, items: int, seconds: float) -> str:
     table = pq.read_table(out, columns=["id", "num_tokens", "error_type"])
     errors = collections.Counter(e for e in table.column("error_type").to_pylist() if e is not None)
     total_bytes = sum(os.path.getsize(shard_path(out, k)) for k in range(shards))
     by_class = ", ".join(f"{name} {n}" for name, n in sorted(errors.items()))
-    rate = images / seconds if seconds > 0 else 0.0
+    rate = items / seconds if seconds > 0 else 0.0
+    unit = "images" if all(e.images_only for e in entries) else "items"
     lines = [
-        f"requests: {len(entries)} ({sum(len(e.images) for e in entries)} images) in {shards} shard(s) in {out}",
+        f"requests: {len(entries)} ({_counted(entries)}) in {shards} shard(s) in {out}",
         f"errors: {sum(errors.values())}" + (f" ({by_class})" if by_class else ""),
         *_failed(table),
         f"tokens: {pc.sum(table.column('num_tokens')).as_py() or 0}",
         f"written: {total_bytes / 2**20:.1f} MiB",
-        f"this run: {images} images in {seconds:.1f} s ({rate:.1f} images/s)"
+        f"this run: {items} {unit} in {seconds:.1f} s ({rate:.1f} {unit}/s)"
         + (f"; {skipped} finished shard(s) skipped" if skipped else ""),
     ]
     return "\n".join(lines)
@@ -140,8 +148,14 @@ def execute(
     entries = read_manifest(manifest)
     pipeline = pipeline_from_spec(spec)
     spec_json = json.dumps(pipeline.spec, sort_keys=True)
-    process_requests(pipeline, [], pixels=pixels)  # the mode is supported and the schema derivable
-    needs_prompt = any(e.problem is None and e.input_ids is None and e.text is None for e in entries)
+    # The aux columns of every modality the manifest uses that the family takes (the others'
+    # items are error rows), in item order; an image-only run keeps its schema.
+    used = {m for e in entries for m, plural in MEDIA_KEYS.items() if getattr(e, plural)}
+    modalities = tuple(m for m in MEDIA_KEYS if m in used and m in pipeline.capabilities.modalities) or ("image",)
+    process_requests(pipeline, [], pixels=pixels, modality_names=modalities)  # the mode works, the schema derives
+    # Only all-image requests without ids or text use the one-image prompt (to_input).
+    needs_prompt = any(e.problem is None and e.input_ids is None and e.text is None and e.images_only
+                       for e in entries)
     placeholders = pipeline.capabilities.placeholders
     prompt = default_prompt(pipeline.family, placeholders, input_ids) if needs_prompt or input_ids is not None else ()
     if needs_prompt:
@@ -150,11 +164,13 @@ def execute(
     claim_directory(out, run_record(spec_json, pixels, shard_size, prompt, fingerprint(entries), len(entries)))
     done = finished(out, len(shards))
     todo = [k for k in range(len(shards)) if k not in done]
-    job = Job(spec_json, pixels, out, tuple(prompt), cache_mb)
-    total = sum(len(e.images) for e in entries)
-    skipped_images = sum(len(e.images) for k in done for e in shards[k])
+    job = Job(spec_json, pixels, out, tuple(prompt), cache_mb, prompt_given=input_ids is not None,
+              modalities=modalities)
+    total = sum(e.items for e in entries)
+    skipped_items = sum(e.items for k in done for e in shards[k])
+    unit = "img" if all(e.images_only for e in entries) else "item"
     t0 = time.perf_counter()
-    with tqdm(total=total, initial=skipped_images, unit="img", disable=not sys.stderr.isatty(), file=sys.stderr) as bar:
+    with tqdm(total=total, initial=skipped_items, unit=unit, disable=not sys.stderr.isatty(), file=sys.stderr) as bar:
         if todo:
             _run_shards(job, shards, todo, min(workers or usable_cores(), len(todo)), bar)
-    return _summary(out, entries, len(shards), len(done), total - skipped_images, time.perf_counter() - t0)
+    return _summary(out, entries, len(shards), len(done), total - skipped_items, time.perf_counter() - t0)

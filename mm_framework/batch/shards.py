@@ -34,7 +34,7 @@ _RUN_LABELS = {
 }
 # Requests per row group: bounds a worker's memory (a 1 MP image is ~7 MB of float32).
 ROW_GROUP = {"f32": 8, "u8": 32, "none": 1024}
-# Reports (images, requests, errors) as each row group is written.
+# Reports (items, requests, errors) as each row group is written.
 Report = Callable[[int, int, int], None]
 
 
@@ -47,6 +47,10 @@ class Job:
     out: str
     prompt: tuple[int, ...]
     cache_mb: int = 0
+    # Whether ``prompt`` is the user's --input-ids (one image's prompt) or the family's.
+    prompt_given: bool = False
+    # The modalities whose aux columns every shard has: the schema is the run's, not a shard's.
+    modalities: tuple[str, ...] = ("image",)
 
     def pipeline(self) -> Pipeline:
         """This process's pipeline; with ``cache_mb``, a feature cache of its own, so an
@@ -92,14 +96,20 @@ def run_record(
     }
 
 
-def to_input(entry: Entry, prompt: Sequence[int]) -> MmInput | MmError:
+def to_input(entry: Entry, job: Job) -> MmInput | MmError:
+    """The entry's request. Without ids or text, an all-image request repeats the job's
+    prompt per image; one with videos or audios gets the pipeline's default prompt (one
+    placeholder per item), which a one-image ``--input-ids`` cannot stand for."""
     if entry.problem is not None:
         return InvalidInputError(entry.problem)
     ids = entry.input_ids
-    if ids is None and entry.text is None:
-        ids = tuple(prompt) * len(entry.images)
+    if ids is None and entry.text is None and entry.images_only:
+        ids = tuple(job.prompt) * len(entry.images)
+    elif ids is None and entry.text is None and job.prompt_given:
+        return InvalidInputError(f"request {entry.id!r} has videos or audios: --input-ids is the prompt of one "
+                                 f"image; give the request its own input_ids or text")
     try:
-        return MmInput(images=entry.images, input_ids=ids, text=entry.text)
+        return MmInput(images=entry.images, videos=entry.videos, audios=entry.audios, input_ids=ids, text=entry.text)
     except MmError as e:
         return e
 
@@ -112,12 +122,13 @@ def write_shard(pipeline: Pipeline, job: Job, index: int, entries: Sequence[Entr
         for start in range(0, len(entries), step):
             part = entries[start : start + step]
             ids = pa.table({"id": pa.array([e.id for e in part], pa.string())})
-            inputs = [to_input(e, job.prompt) for e in part]
-            table = process_requests(pipeline, inputs, pixels=job.pixels, passthrough=ids)
+            inputs = [to_input(e, job) for e in part]
+            table = process_requests(pipeline, inputs, pixels=job.pixels, passthrough=ids,
+                                     modality_names=job.modalities)
             if writer is None:
                 writer = pq.ParquetWriter(f, table.schema, compression="zstd", use_dictionary=True)
             writer.write_table(table)
-            report(sum(len(e.images) for e in part), len(part), len(part) - table.column("error").null_count)
+            report(sum(e.items for e in part), len(part), len(part) - table.column("error").null_count)
         assert writer is not None, "a shard is never empty"
         writer.close()
         f.flush()

@@ -130,6 +130,54 @@ def test_jsonl_manifest_rows_in_order_with_line_errors(images, tmp_path, capsys)
     assert rows[0]["num_tokens"] == 4 + 2 * 24 - 2 and rows[3]["num_tokens"] == 24
 
 
+def test_rows_of_videos_and_audios(images, tmp_path, capsys):
+    """Video and audio rows: the family's default prompt per item, the same rows as the
+    Python API; a one-image --input-ids does not stand for them."""
+    import numpy as np
+
+    import mm_framework as mmf
+    from mm_framework.arrow import model_kwargs
+
+    from ..media.audio_helpers import wav
+    from ..test_driver_video import encode_clip
+
+    if "qwen2_audio" not in mmf.list_presets():
+        pytest.skip("the qwen2_audio family is not installed")
+    clip = tmp_path / "clip.mp4"
+    clip.write_bytes(encode_clip(np.random.default_rng(5).integers(0, 256, (4, 56, 84, 3), dtype=np.uint8)))
+    sound = tmp_path / "tone.wav"
+    sound.write_bytes(wav(1.5, 22050, 2))
+    manifest = tmp_path / "m.jsonl"
+    manifest.write_text(json.dumps({"id": "v", "video": str(clip)}) + "\n"
+                        + json.dumps({"id": "iv", "images": [str(images / "000.png")], "videos": [str(clip)]}) + "\n")
+    out = tmp_path / "video"
+    assert main(["batch", str(manifest), "--spec", "qwen2_vl", "--out", str(out), "--workers", "1"]) == 0
+    assert "requests: 2 (1 image, 2 videos)" in capsys.readouterr().out
+    pipe = mmf.pipeline_from_spec(mmf.preset("qwen2_vl"))
+    table = pq.read_table(out)
+    for k, inp in enumerate([mmf.MmInput(videos=[clip]), mmf.MmInput(images=[images / "000.png"], videos=[clip])]):
+        want = pipe.process(inp)
+        row = table.slice(k, 1)
+        assert row.column("input_ids").to_pylist()[0] == want.input_ids.tolist()
+        got = model_kwargs(row)
+        assert sorted(got) == sorted(want.model_kwargs())
+        assert all(got[n].tobytes() == v.tobytes() for n, v in want.model_kwargs().items())
+    out = tmp_path / "given"
+    assert main(["batch", str(manifest), "--spec", "qwen2_vl", "--out", str(out), "--input-ids", "151655"]) == 0
+    errors = pq.read_table(out, columns=["error"]).column("error").to_pylist()
+    assert all("--input-ids is the prompt of one image" in e for e in errors)
+    manifest.write_text(json.dumps({"id": "a", "audio": str(sound)}) + "\n")
+    out = tmp_path / "audio"
+    assert main(["batch", str(manifest), "--spec", "qwen2_audio", "--out", str(out), "--workers", "1"]) == 0
+    summary = capsys.readouterr().out
+    assert "requests: 1 (1 audio)" in summary and "errors: 0" in summary and "items/s" in summary
+    apipe = mmf.pipeline_from_spec(mmf.preset("qwen2_audio"))
+    want = apipe.process(mmf.MmInput(audios=[sound]))
+    got = model_kwargs(pq.read_table(out).slice(0, 1))
+    assert sorted(got) == sorted(want.model_kwargs())
+    assert all(got[n].tobytes() == v.tobytes() for n, v in want.model_kwargs().items())
+
+
 @pytest.fixture(scope="module")
 def many_errors(images, tmp_path_factory):
     """A run of 13 broken manifest lines around 2 good ones (lines 1 and 8), and its summary."""
@@ -175,7 +223,7 @@ def test_rerun_with_other_arguments_is_refused(images, reference, capsys, change
 
 def test_refusals_exit_2_with_the_reason(images, tmp_path, capsys, monkeypatch):
     assert main(["batch", "/nonexistent/*.png", "--spec", "qwen2_vl", "--out", str(tmp_path)]) == 2
-    assert "no image files" in capsys.readouterr().err
+    assert "no image, video or audio files" in capsys.readouterr().err
     assert main(["batch", str(images), "--spec", "qwen2_vl", "--out", str(tmp_path), "--workers", "0"]) == 2
     assert "--workers must be at least 1" in capsys.readouterr().err
     (tmp_path / "part-00000.parquet").write_bytes(b"")

@@ -36,7 +36,10 @@ def test_jsonl_lines_become_entries(tmp_path):
         ('{"image": "a.png", "images": ["b.png"]}', "not both"),
         ('{"images": []}', "non-empty list of strings"),
         ('{"images": [3]}', "non-empty list of strings"),
-        ('{"id": "x"}', "non-empty list of strings"),
+        ('{"id": "x"}', "no media: give 'image'/'images', 'video'/'videos' or 'audio'/'audios'"),
+        ('{"video": "a.mp4", "videos": ["b.mp4"]}', "give 'video' or 'videos', not both"),
+        ('{"audios": []}', "'audios' must be a non-empty list of strings (or 'audio' one string)"),
+        ('{"audio": 3}', "'audios' must be a non-empty list of strings"),
         ('{"image": "a.png", "input_ids": [1, "2"]}', "'input_ids' must be a list of integers"),
         ('{"image": "a.png", "text": 5}', "'text' must be a string"),
         ('{"image": "a.png", "id": [1]}', "'id' must be a string or an integer"),
@@ -61,11 +64,34 @@ def test_directory_and_glob_take_image_files_in_sorted_order(tmp_path):
     assert [e.images for e in globbed] == [(str(tmp_path / "b.png"),)]
 
 
+def test_lines_with_videos_and_audios(tmp_path):
+    lines = [{"video": "v.mp4", "audios": ["a.wav", "data:audio/wav;base64,UklG"]},
+             {"id": "mix", "images": ["p.png"], "videos": ["/abs/w.webm"], "audio": "b.flac", "text": "hi"}]
+    path = tmp_path / "m.jsonl"
+    path.write_text("\n".join(json.dumps(x) for x in lines))
+    one, mix = read_manifest(str(path))
+    assert one == Entry("line 1", videos=(str(tmp_path / "v.mp4"),),
+                        audios=(str(tmp_path / "a.wav"), "data:audio/wav;base64,UklG"))
+    assert not one.images_only and one.items == 3
+    assert mix == Entry("mix", (str(tmp_path / "p.png"),), text="hi", videos=("/abs/w.webm",),
+                        audios=(str(tmp_path / "b.flac"),))
+
+
+def test_a_directory_gives_each_media_file_its_modality(tmp_path):
+    for name in ["a.png", "b.MP4", "c.wav", "d.flac", "e.txt", "sub/f.mp3", "sub/g.webm"]:
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_bytes(b"x")
+    entries = {e.id: e for e in read_manifest(str(tmp_path))}
+    assert list(entries) == ["a.png", "b.MP4", "c.wav", "d.flac", "sub/f.mp3", "sub/g.webm"]
+    assert entries["b.MP4"].videos == (str(tmp_path / "b.MP4"),) and not entries["b.MP4"].images
+    assert entries["sub/f.mp3"].audios == (str(tmp_path / "sub" / "f.mp3"),)
+
+
 def test_unreadable_manifests_fail_the_run(tmp_path):
     with pytest.raises(mmf.InvalidInputError, match="neither a file, a directory nor a glob"):
         read_manifest(str(tmp_path / "missing.jsonl"))
     (tmp_path / "empty").mkdir()
-    with pytest.raises(mmf.InvalidInputError, match="no image files"):
+    with pytest.raises(mmf.InvalidInputError, match="no image, video or audio files"):
         read_manifest(str(tmp_path / "empty"))
     (tmp_path / "latin1.jsonl").write_bytes(b"\xff\xfe{")
     with pytest.raises(mmf.InvalidInputError, match="latin1.jsonl"):
