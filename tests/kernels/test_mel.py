@@ -75,6 +75,28 @@ def test_features_and_masks_equal_whisper_feature_extractor(params):
         assert mel.num_valid_frames(len(x)) == int(mask.sum()), name
 
 
+@pytest.mark.parametrize("params", PARAMS[:3], ids=lambda p: "-".join(f"{k}{v}" for k, v in p.items()))
+def test_frames_after_the_last_nonzero_sample_are_exact(params):
+    """Only frames up to the last nonzero sample are transformed: a lone sample just before,
+    at and after a frame start (with the reflect padding shifting it by n_fft // 2) gives the
+    reference's bytes, as does speech followed by exact silence."""
+    _numpy_path()
+    mel = kernels.WhisperMel(**params)
+    ref = _extractor(mel)
+    half, hop = mel.n_fft // 2, mel.hop_length
+    # ... and a last sample just before, at and after where the right reflection starts to hold it.
+    edge = mel.n_samples - half - 1
+    for start in (3 * hop - half - 1, 3 * hop - half, 3 * hop - half + 1, 5 * hop, 0, 1, edge - 1, edge, edge + 1):
+        for length in (start + 1, start + 2 * hop + 3):
+            x = np.zeros(length, np.float32)
+            x[start] = 0.5
+            x[start + 1:] = -0.0  # negative zeros are zeros to the frames' power
+            assert np.array_equal(_reference(ref, mel, x)["input_features"][0], mel(x)), (start, length)
+    speech = np.random.default_rng(3).standard_normal(mel.sampling_rate).astype(np.float32)
+    x = np.concatenate([speech, np.zeros(mel.sampling_rate // 2 + 17, np.float32)])
+    assert np.array_equal(_reference(ref, mel, x)["input_features"][0], mel(x))
+
+
 # The largest |ours - torch path| over PARAMS x _signals, measured with torch 2.14.1 (1 thread,
 # transformers 5.24): 5.67e-05, at the hop that does not divide the chunk; 3.9e-05 to 4.2e-05
 # at the others. The tolerance is that with a 3.5x margin (docs/audio.md).
