@@ -104,7 +104,8 @@ def _qwen2_tokenizer() -> Any:
 
     merges = []
     for token, rank in ranks.items():
-        local = [(token[:i], token[i:], rank) for i in range(1, len(token)) if token[:i] in ranks and token[i:] in ranks]
+        local = [(token[:i], token[i:], rank) for i in range(1, len(token))
+                 if token[:i] in ranks and token[i:] in ranks]
         merges.extend(sorted(local, key=lambda m: (ranks[m[0]], ranks[m[1]])))
     merges.sort(key=lambda m: m[2])
     assert len(ranks) == FIRST, len(ranks)
