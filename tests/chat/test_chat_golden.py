@@ -2,8 +2,10 @@
 ``golden/generate_chat.py``) through ``mm_framework.Processor`` alone: for every case of every
 chat test model, the rendered prompt, the ids and each model input's dtype, shape and sha256 (as
 ``assert_same`` compares them) equal the recorded ones. transformers is blocked while a golden
-replays, so none of this reaches it; the model directory, media and request are each checked
-against the sha256 the generator recorded, so a replay runs on the reference's very inputs."""
+replays, so none of this reaches it (the model directories whose tokenizer transformers converts
+from ranks are built with ``tokenizers`` alone, ``bpe_ranks.py``); the model directory, media and
+request are each checked against the sha256 the generator recorded, so a replay runs on the
+reference's very inputs, and templates that write the date see the generator's frozen clock."""
 
 from __future__ import annotations
 
@@ -24,15 +26,6 @@ pytest.importorskip("tokenizers")
 
 REPO = Path(__file__).parents[2]
 REGENERATE = "regenerate with `python tests/chat/golden/generate_chat.py` (docs/chat.md, Goldens)"
-# Models whose directory only transformers can build, with why their goldens are not stored
-# in a form the replay could use.
-NEEDS_REFERENCE = {
-    name: ("its tokenizer.json is mistral-common's Tekken vocabulary (tekken_240911.json) converted by transformers' "
-           "MistralConverter: 17 MB (1.8 MB compressed), too large to keep beside the goldens")
-    for name in ("pixtral_12b", "mistral_small_3_1")
-}
-
-
 def goldens() -> dict[str, dict]:
     return {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in sorted(GOLDEN.glob("*.json"))}
 
@@ -49,7 +42,6 @@ def without_transformers(monkeypatch):
 
 def test_every_model_has_a_golden():
     assert sorted(goldens()) == sorted(MODELS), REGENERATE
-    assert set(NEEDS_REFERENCE) <= set(MODELS)
 
 
 @pytest.mark.parametrize("name", sorted(goldens()))
@@ -62,8 +54,6 @@ def test_golden_template_is_the_test_data(name):
 
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_chat_golden_replays(name, tmp_path, without_transformers):
-    if name in NEEDS_REFERENCE:
-        pytest.skip(f"{name}: building the model directory needs transformers: {NEEDS_REFERENCE[name]}")
     golden = goldens().get(name)
     assert golden is not None, f"no golden for {name}: {REGENERATE}"
     model = MODELS[name]
