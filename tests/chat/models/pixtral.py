@@ -28,6 +28,7 @@ from typing import Any
 from mm_framework.testing.images import sample_image
 
 from . import Case, ChatModel
+from ..bpe_ranks import vocab_and_merges
 
 ROOT = Path(__file__).parents[3]
 DATA = Path(__file__).parents[1] / "data"
@@ -47,7 +48,9 @@ _TOKENIZER: list[Path] = []
 
 def _tokenizer_json() -> Path:
     """``tokenizer.json`` of the converted Tekken vocabulary, written once per session (the
-    conversion takes seconds); the test is skipped, saying why, without ``mistral-common``."""
+    conversion takes seconds): transformers' ``MistralConverter`` when transformers is installed,
+    else (the golden replay, which must not import it) the same conversion with ``tokenizers``
+    alone. The test is skipped, saying why, without ``mistral-common``."""
     import pytest
 
     pytest.importorskip("mistral_common", reason="the Pixtral tokenizer is mistral-common's Tekken file")
@@ -56,11 +59,47 @@ def _tokenizer_json() -> Path:
 
         from mm_framework.testing import load_module
 
-        tok = load_module(REFERENCE, "pixtral_reference").tokenizer()
+        reference = load_module(REFERENCE, "pixtral_reference")
         out = Path(tempfile.mkdtemp(prefix="mm-tekken-")) / "tokenizer.json"
-        tok.backend_tokenizer.save(str(out))
+        try:
+            import transformers  # noqa: F401
+        except ImportError:
+            _tekken_tokenizer(reference.tekken_path()).save(str(out))
+        else:
+            reference.tokenizer().backend_tokenizer.save(str(out))
         _TOKENIZER.append(out)
     return _TOKENIZER[0]
+
+
+def _tekken_tokenizer(path: str) -> Any:
+    """The Tekken file converted as transformers' ``MistralConverter`` converts it: the special
+    tokens first (this file predates their table in it: mistral-common's deprecated table, then
+    ``<SPECIAL_i>`` up to ``default_num_special_tokens``), then the first ``default_vocab_size``
+    ranks after them."""
+    from mistral_common.tokens.tokenizers.tekken import Tekkenizer
+    from tokenizers import AddedToken, Regex, Tokenizer, decoders, pre_tokenizers, processors
+    from tokenizers.models import BPE
+
+    raw = json.loads(Path(path).read_text(encoding="utf-8"))
+    config = raw["config"]
+    assert "special_tokens" not in raw, "a Tekken file with its own special tokens"
+    table = sorted(Tekkenizer.DEPRECATED_SPECIAL_TOKENS, key=lambda t: t["rank"])
+    specials = [str(getattr(t["token_str"], "value", t["token_str"])) for t in table]
+    count = config["default_num_special_tokens"]
+    specials += [Tekkenizer.SPECIAL_TOKEN_TEMPLATE.format(id=i) for i in range(len(specials), count)]
+    entries = raw["vocab"][: config["default_vocab_size"] - count]
+    vocab, merges = vocab_and_merges({base64.b64decode(e["token_bytes"]): r for r, e in enumerate(entries)})
+    vocab = {t: r + count for t, r in vocab.items()} | {t: r for r, t in enumerate(specials)}
+    tok = Tokenizer(BPE(vocab, merges, fuse_unk=False))
+    tok.model.ignore_merges = True
+    tok.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(config["pattern"]), behavior="isolated", invert=False),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+    ])
+    tok.decoder = decoders.ByteLevel()
+    tok.add_special_tokens([AddedToken(t, special=True) for t in specials])
+    tok.post_processor = processors.ByteLevel(trim_offsets=False)
+    return tok
 
 
 def tokenizer_config(tokenizer_json: Path) -> dict[str, Any]:
