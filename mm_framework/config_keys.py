@@ -5,8 +5,9 @@ The contract, for a family that clones a transformers processor from its saved f
 
 * the document must be a JSON object, else ``SpecError("<file>: expected an object, got <type>")``;
 * every key in it is one the family knows (feeds a spec field, is pinned, is inert, or names
-  a class), else ``SpecError("<file>: '<key>' is not supported by the <family> family")``:
-  a key the family does not read could change what the reference computes;
+  a class), else ``SpecError("<file>: '<key>' is not supported by the <family> family")``
+  (or the family's own ``unsupported(key)`` message): a key the family does not read could
+  change what the reference computes;
 * the checks below raise ``SpecError("<file>: '<key>' <why>")``, naming the file and key
   too, and the family raises its own rules the same way with :meth:`ConfigKeys.error`.
 
@@ -16,7 +17,7 @@ without its ``.0`` (``0`` for ``0.0``).
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from types import MappingProxyType
 from typing import Any
 
@@ -43,14 +44,15 @@ class ConfigKeys:
     family: str
     values: Mapping[str, Any]
 
-    def __init__(self, file: str, doc: Any, family: str, known: Iterable[str]) -> None:
+    def __init__(self, file: str, doc: Any, family: str, known: Iterable[str], *,
+                 unsupported: Callable[[str], str] | None = None) -> None:
         if not isinstance(doc, Mapping):
             raise SpecError(f"{file}: expected an object, got {type(doc).__name__}")
         self.__attrs_init__(file, family, MappingProxyType(dict(doc)))
         known = frozenset(known)
         for key in self.values:
             if key not in known:
-                raise self.error(key, f"is not supported by the {family} family")
+                raise self.error(key, unsupported(key) if unsupported else f"is not supported by the {family} family")
 
     def error(self, key: str, message: str) -> SpecError:
         """The typed error of ``key`` in this file: ``"<file>: '<key>' <message>"``."""

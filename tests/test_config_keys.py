@@ -72,3 +72,11 @@ def test_boolean():
 def test_error_names_the_file_and_key():
     e = keys().error("size", "must be square")
     assert isinstance(e, mmp.SpecError) and str(e) == f"{FILE}: 'size' must be square"
+
+
+def test_an_unknown_key_may_be_explained_by_the_family():
+    def unsupported(key):
+        return "is read by neither processor" if key == "fps" else "is not supported by the toy family"
+
+    with pytest.raises(mmp.SpecError, match=rf"^{FILE}: 'fps' is read by neither processor$"):
+        mmp.ConfigKeys(FILE, {"do_resize": True, "fps": 2}, "toy", KNOWN, unsupported=unsupported)
