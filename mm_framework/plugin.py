@@ -3,7 +3,8 @@
 A family may rely on every name here keeping its meaning: ``hookimpl`` marks its hook
 methods (the hook contracts are the docstrings of :mod:`mm_framework.hookspecs`); the
 carriers are the frozen values hooks take and return; the layout values describe how a
-prompt expands; ``SpecFields`` parses and validates its spec; ``Modality`` and
+prompt expands; ``SpecFields`` parses and validates its spec; ``ConfigKeys`` consumes every
+key of a transformers config file its HF-config resolver reads; ``Modality`` and
 ``ItemContext`` are what a new modality registers; the decode helpers decode images and
 clips as the built-in modalities do; the error classes are what a hook raises to reject an
 item. Together with :mod:`mm_framework.kernels` and :mod:`mm_framework.testing` this is all
@@ -16,6 +17,7 @@ from .carriers import (
     AudioHeader, Capabilities, ClipHeader, DecodedAudio, DecodedImage, DecodeOptions, Grid, ImageHeader, ItemOutputs,
     ItemPlan, MRope, OutputItem, ProcessedItem, Rope1D, Tensor, Tiles,
 )
+from .config_keys import ConfigKeys
 from .errors import (
     FetchError, InternalError, InvalidInputError, LayoutError, LimitExceededError, MediaError, MmError, SettingError,
     SpecError, UnsupportedError,
@@ -40,7 +42,7 @@ __all__ = [
     # layout
     "ExpandedPrompt", "Explicit", "Media", "Repeat", "Text", "TokenLayout", "apply_layout", "layout_by_placeholder",
     "layout_by_placeholders",
-    "SpecFields", "ItemContext", "Modality",
+    "SpecFields", "ConfigKeys", "ItemContext", "Modality",
     "AudioHeader", "DecodedAudio",
     # decode helpers
     "clip_from_frames", "decode_clip", "decode_rgb", "select_frames", "take_source",

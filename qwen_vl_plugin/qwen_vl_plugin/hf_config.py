@@ -19,9 +19,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from mm_framework.plugin import SpecError
+from mm_framework.plugin import ConfigKeys, SpecError
 
-from .hf_keys import PINNED, check_pinned, check_processor_class, qwen2_pixels
+from .hf_keys import PINNED, PROCESSOR_CLASSES, qwen2_pixels
 from .hf_video_config import VIDEO_ONLY, resolve_video
 from .spec import CLIP_MEAN, CLIP_STD, QwenVlSpec, parse_spec
 
@@ -54,8 +54,10 @@ VISION_KEYS = {
 }
 
 
-def _err(key: str, message: str) -> SpecError:
-    return SpecError(f"preprocessor_config.json: {key!r} {message}")
+def _unsupported(key: str) -> str:
+    if key in VIDEO_ONLY:  # the model has its own video_preprocessor_config.json
+        return "is read by neither processor (the video processor reads video_preprocessor_config.json)"
+    return "is not supported by the qwen_vl family"
 
 
 def resolve(
@@ -76,18 +78,13 @@ def resolve(
                       ("video_preprocessor_config.json", video_preprocessor_config)):
         if doc is not None and not isinstance(doc, Mapping):
             raise SpecError(f"{name}: expected an object, got {type(doc).__name__}")
-    pp = dict(preprocessor_config)
     own_video = video_preprocessor_config is not None
-    for key in pp:
-        if key not in IMAGE_KEYS and (own_video or key not in VIDEO_ONLY):
-            raise _err(key, "is not supported by the qwen_vl family" if key not in VIDEO_ONLY else
-                       "is read by neither processor (the video processor reads video_preprocessor_config.json)")
-    check_pinned(pp, _err)
-    ipt = pp.get("image_processor_type")
-    if ipt is not None and ipt not in IMAGE_PROCESSOR_TYPES:
-        raise _err("image_processor_type", f"must be one of {sorted(IMAGE_PROCESSOR_TYPES)}, got {ipt!r}")
-    check_processor_class(pp, _err)
-    min_pixels, max_pixels = qwen2_pixels(pp, CLASS_DEFAULTS["size"], _err)
+    keys = ConfigKeys("preprocessor_config.json", preprocessor_config, "qwen_vl",
+                      IMAGE_KEYS if own_video else IMAGE_KEYS | VIDEO_ONLY, unsupported=_unsupported)
+    keys.pinned(PINNED)
+    keys.one_of({"image_processor_type": IMAGE_PROCESSOR_TYPES, "processor_class": PROCESSOR_CLASSES}, nullable=True)
+    pp = keys.values
+    min_pixels, max_pixels = qwen2_pixels(pp, CLASS_DEFAULTS["size"], keys.error)
     fields = {
         "image_token_id": config.get("image_token_id", MODEL_TYPES[model_type]),
         "patch_size": pp.get("patch_size", CLASS_DEFAULTS["patch_size"]),
@@ -100,7 +97,7 @@ def resolve(
     }
     image = parse_spec(fields)
     _check_vision_config(config, image)
-    video = resolve_video(model_type, config, image, video_preprocessor_config if own_video else pp, own_video)
+    video = resolve_video(model_type, config, image, video_preprocessor_config, keys)
     return parse_spec({**fields, **video}).to_dict()
 
 

@@ -26,24 +26,6 @@ PROCESSOR_CLASSES = frozenset({"Qwen2VLProcessor", "Qwen2_5_VLProcessor", "Qwen3
 ErrorFor = Callable[[str, str], SpecError]
 
 
-def same(value: Any, pinned: Any) -> bool:
-    # bool is an int in Python: keep true/1 and false/0 apart.
-    return type(value) is type(pinned) and value == pinned
-
-
-def check_pinned(pp: Mapping[str, Any], err: ErrorFor) -> None:
-    """Every :data:`PINNED` key present holds its one implemented value."""
-    for key, pinned in PINNED.items():
-        if key in pp and not same(pp[key], pinned):
-            raise err(key, f"must be {pinned!r} (the only value implemented), got {pp[key]!r}")
-
-
-def check_processor_class(pp: Mapping[str, Any], err: ErrorFor) -> None:
-    pc = pp.get("processor_class")
-    if pc is not None and pc not in PROCESSOR_CLASSES:
-        raise err("processor_class", f"must be one of {sorted(PROCESSOR_CLASSES)}, got {pc!r}")
-
-
 def qwen2_pixels(pp: Mapping[str, Any], default_size: Mapping[str, Any], err: ErrorFor) -> tuple[Any, Any]:
     """``(min_pixels, max_pixels)`` the way the Qwen2-VL processors' ``__init__`` derives
     them: ``size`` (else ``default_size``), overridden by top-level ``min_pixels`` /

@@ -20,9 +20,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from mm_framework.plugin import SpecError
+from mm_framework.plugin import ConfigKeys
 
-from .hf_keys import PINNED, check_pinned, check_processor_class, qwen2_pixels
+from .hf_keys import PINNED, PROCESSOR_CLASSES, qwen2_pixels
 from .spec import CLIP_MEAN, CLIP_STD, HALF, QwenVlSpec
 from .video_prompt import QWEN2_TIMESTAMPS, QWEN3_5_TIMESTAMPS
 from .video_spec import TIMESTAMP_PIECES, timestamp_ids
@@ -58,25 +58,22 @@ SHARED = ("patch_size", "temporal_patch_size", "merge_size", "image_mean", "imag
 
 
 def resolve_video(
-    model_type: str, config: Mapping[str, Any], image: QwenVlSpec, source: Mapping[str, Any], own_file: bool
+    model_type: str, config: Mapping[str, Any], image: QwenVlSpec, own: Mapping[str, Any] | None,
+    image_keys: ConfigKeys,
 ) -> dict[str, Any]:
-    """The video spec fields. ``source`` is the video processor's dict: the model's own
-    ``video_preprocessor_config.json`` (``own_file``), else ``preprocessor_config.json``
-    (whose image keys the image resolver has consumed)."""
+    """The video spec fields, from the video processor's dict: ``own``, the model's
+    ``video_preprocessor_config.json``, else ``preprocessor_config.json`` (``image_keys``,
+    which the image resolver has consumed)."""
     processor, video_id, start_id, end_id, timestamps = MODELS[model_type]
-    name = "video_preprocessor_config.json" if own_file else "preprocessor_config.json"
-
-    def err(key: str, message: str) -> SpecError:
-        return SpecError(f"{name}: {key!r} {message}")
-
     defaults = CLASS_DEFAULTS[processor]
-    if own_file:
+    keys = image_keys
+    if own is not None:
         known = set(PINNED) | set(defaults) | VIDEO_ONLY | {"min_pixels", "max_pixels", "processor_class"}
-        for key in source:
-            if key not in known:
-                raise err(key, "is not supported for video by the qwen_vl family")
-        check_pinned(source, err)
-        check_processor_class(source, err)
+        keys = ConfigKeys("video_preprocessor_config.json", own, "qwen_vl", known,
+                          unsupported=lambda key: "is not supported for video by the qwen_vl family")
+        keys.pinned(PINNED)
+        keys.one_of({"processor_class": PROCESSOR_CLASSES}, nullable=True)
+    source, err = keys.values, keys.error
     vpt = source.get("video_processor_type")
     if vpt is not None and vpt != CLASS_NAMES[processor]:
         raise err(

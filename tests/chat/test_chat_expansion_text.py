@@ -1,7 +1,7 @@
 """A family that expands in text (``mm_expansion_text``, gemma3): every entry point gives the ids
 of the prompt tokenized with the placeholders replaced, as the processor does (the live parity
-of those ids is test_chat_models.py), and a spec whose expansion ids the tokenizer does not
-make is refused."""
+of those ids is test_chat_models.py), a spec whose expansion ids the tokenizer does not make
+is refused, and a family giving expansion text for some items only is an InternalError."""
 
 from __future__ import annotations
 
@@ -10,6 +10,9 @@ import asyncio
 import pytest
 
 import mm_framework as mmf
+from mm_framework import plugin as mmp
+from mm_framework import plugins
+
 from .models import gemma3
 
 pytest.importorskip("jinja2")
@@ -46,4 +49,39 @@ def test_expansion_ids_the_tokenizer_does_not_make_are_refused(root, case):
     proc = mmf.Processor.from_model_dir(root, spec_overrides={"pan_and_scan_crops_ids": [5]})
     with pytest.raises(mmf.LayoutError, match="the prompt's image or video 0: its 1039 tokens do not occur in the "
                                               "prompt tokenized as the model's processor tokenizes it"):
+        proc.apply_chat_template(case.messages, **{**case.kwargs, **case.ours})
+
+
+@pytest.fixture
+def partial_text_family():
+    """``gemma3_partial_text``: Gemma 3 that writes its expansion text only for images with
+    pan-and-scan crops, a family breaking the hook's every-item-or-none contract."""
+    family = pytest.importorskip("gemma3_plugin").Gemma3Family
+
+    class PartialText(family):
+        @mmp.hookimpl
+        def mm_resolved_spec(self):
+            return {**self.spec.to_dict(), "family": "gemma3_partial_text"}
+
+        @mmp.hookimpl
+        def mm_expansion_text(self, geometry):
+            return super().mm_expansion_text(geometry) if geometry.n > 1 else None
+
+    class Register:
+        @mmp.hookimpl
+        def mm_register_families(self, register):
+            register("gemma3_partial_text", PartialText)
+
+    name = plugins.register(Register(), name="gemma3-partial-text")
+    try:
+        yield "gemma3_partial_text"
+    finally:
+        plugins.unregister(name)
+
+
+def test_expansion_text_for_some_items_only_is_an_internal_error(root, case, partial_text_family):
+    # The case's small image gets no crops, its wide one does: two items with text, one without.
+    proc = mmf.Processor.from_model_dir(root, spec_overrides={"family": partial_text_family})
+    with pytest.raises(mmf.InternalError, match=r"^family 'gemma3_partial_text': mm_expansion_text gave text for "
+                                                r"some items only$"):
         proc.apply_chat_template(case.messages, **{**case.kwargs, **case.ours})

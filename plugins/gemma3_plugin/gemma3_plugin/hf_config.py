@@ -24,6 +24,7 @@ from .spec import parse_spec
 MODEL_TYPES = frozenset({"gemma3"})
 IMAGE_PROCESSOR_TYPES = frozenset({"Gemma3ImageProcessor", "Gemma3ImageProcessorFast", "Gemma3ImageProcessorPil"})
 PROCESSOR_CLASSES = frozenset({"Gemma3Processor"})
+CLASS_NAMES = {"image_processor_type": IMAGE_PROCESSOR_TYPES, "processor_class": PROCESSOR_CLASSES}
 RESAMPLE = {1: "pil_lanczos", 2: "pil_bilinear", 3: "pil_bicubic"}  # PILImageResampling values
 # Keys pinned to the single value implemented.
 PINNED: dict[str, Any] = {"do_resize": True, "default_to_square": True}
@@ -49,22 +50,13 @@ CLASS_DEFAULTS: dict[str, Any] = {
 MODEL_DEFAULTS = {"image_token_index": 262144, "boi_token_index": 255999, "eoi_token_index": 256000,
                   "mm_tokens_per_image": 256}
 NAMES = {"image_token_index": "image_token_id", "boi_token_index": "boi_token_id", "eoi_token_index": "eoi_token_id"}
-KNOWN = {*PINNED, *PROCESSOR_OVERRIDES, *CLASS_DEFAULTS, "image_processor_type", "processor_class", "image_seq_length"}
+KNOWN = {*PINNED, *PROCESSOR_OVERRIDES, *CLASS_DEFAULTS, *CLASS_NAMES, "image_seq_length"}
 
 
-def _err(key: str, message: str) -> mmp.SpecError:
-    return mmp.SpecError(f"preprocessor_config.json: {key!r} {message}")
-
-
-def _same(value: Any, pinned: Any) -> bool:
-    # bool is an int in Python: keep true/1 and false/0 apart.
-    return type(value) is type(pinned) and value == pinned
-
-
-def _size(pp: Mapping[str, Any]) -> tuple[Any, Any]:
-    size = pp.get("size", CLASS_DEFAULTS["size"])
+def _size(keys: mmp.ConfigKeys) -> tuple[Any, Any]:
+    size = keys.values.get("size", CLASS_DEFAULTS["size"])
     if not isinstance(size, Mapping) or set(size) != {"height", "width"}:
-        raise _err("size", f"must be an object with exactly height and width, got {size!r}")
+        raise keys.error("size", f"must be an object with exactly height and width, got {size!r}")
     return size["height"], size["width"]
 
 
@@ -79,31 +71,24 @@ def resolve(config: Mapping[str, Any], preprocessor_config: Mapping[str, Any]) -
     """The spec dict for a Gemma 3 model, or ``None`` when the model is not one."""
     if not isinstance(config, Mapping) or config.get("model_type") not in MODEL_TYPES:
         return None
-    if not isinstance(preprocessor_config, Mapping):
-        raise mmp.SpecError(f"preprocessor_config.json: expected an object, got {type(preprocessor_config).__name__}")
-    pp = dict(preprocessor_config)
-    for key in pp:
-        if key not in KNOWN:
-            raise _err(key, "is not supported by the gemma3 family")
-    for key, pinned in PINNED.items():
-        if key in pp and not _same(pp[key], pinned):
-            raise _err(key, f"must be {pinned!r} (the only value implemented), got {pp[key]!r}")
+    keys = mmp.ConfigKeys("preprocessor_config.json", preprocessor_config, "gemma3", KNOWN)
+    keys.pinned(PINNED)
+    pp = keys.values
     for key, value in PROCESSOR_OVERRIDES.items():
-        if pp.get(key) is not None and not _same(pp[key], value):
-            raise _err(key, f"must be null or {value!r}: Gemma3Processor overrides it with {value!r}, got {pp[key]!r}")
-    for key, allowed in (("image_processor_type", IMAGE_PROCESSOR_TYPES), ("processor_class", PROCESSOR_CLASSES)):
-        if pp.get(key) is not None and pp[key] not in allowed:
-            raise _err(key, f"must be one of {sorted(allowed)}, got {pp[key]!r}")
+        if pp.get(key) is not None and not keys.holds(key, value):
+            raise keys.error(key, f"must be null or {value!r}: Gemma3Processor overrides it with {value!r}, "
+                                  f"got {pp[key]!r}")
+    keys.one_of(CLASS_NAMES, nullable=True)
     resample = pp.get("resample", CLASS_DEFAULTS["resample"])
     if isinstance(resample, bool) or resample not in RESAMPLE:
-        raise _err(
+        raise keys.error(
             "resample", f"must be one of {sorted(RESAMPLE)} (Pillow LANCZOS, BILINEAR, BICUBIC), got {resample!r}"
         )
     tokens = _model_value(config, "mm_tokens_per_image")
     seq = pp.get("image_seq_length", tokens)
     if seq != tokens:
-        raise _err("image_seq_length", f"={seq!r} disagrees with config.json mm_tokens_per_image={tokens!r}")
-    height, width = _size(pp)
+        raise keys.error("image_seq_length", f"={seq!r} disagrees with config.json mm_tokens_per_image={tokens!r}")
+    height, width = _size(keys)
     fields = {
         **{NAMES[k]: _model_value(config, k) for k in NAMES},
         "image_seq_length": seq,

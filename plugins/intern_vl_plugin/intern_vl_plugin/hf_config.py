@@ -66,20 +66,12 @@ CLASS_DEFAULTS: dict[str, Any] = {
     "image_std": [0.26862954, 0.26130258, 0.27577711],
     "max_patches": 12,
 }
-CONSUMED = {"image_processor_type", "processor_class", "crop_to_patches", *PINNED, *INERT, *CLASS_DEFAULTS}
-
-
-def _pp_error(key: str, message: str) -> mmp.SpecError:
-    return mmp.SpecError(f"preprocessor_config.json: {key!r} {message}")
+NAMES = {"image_processor_type": IMAGE_PROCESSOR_TYPES, "processor_class": PROCESSOR_CLASSES}
+CONSUMED = {*NAMES, "crop_to_patches", *PINNED, *INERT, *CLASS_DEFAULTS}
 
 
 def _cfg_error(key: str, message: str) -> mmp.SpecError:
     return mmp.SpecError(f"config.json: {key!r} {message}")
-
-
-def _same(value: Any, pinned: Any) -> bool:
-    # bool is an int in Python: keep true/1 and false/0 apart.
-    return type(value) is type(pinned) and value == pinned
 
 
 def _square(value: Any, where: str, error: Any) -> int:
@@ -93,34 +85,26 @@ def _square(value: Any, where: str, error: Any) -> int:
     return value
 
 
-def _check_preprocessor(pp: Mapping[str, Any]) -> None:
-    for key in pp:
-        if key not in CONSUMED:
-            raise _pp_error(key, "is not supported by the intern_vl family")
-    for table, what in ((PINNED, "the only value implemented"), (INERT, "the only value without effect")):
-        for key, pinned in table.items():
-            if key in pp and not _same(pp[key], pinned):
-                raise _pp_error(key, f"must be {pinned!r} ({what}), got {pp[key]!r}")
-    if "crop_to_patches" in pp and not isinstance(pp["crop_to_patches"], bool):
-        raise _pp_error("crop_to_patches", f"must be a boolean, got {pp['crop_to_patches']!r}")
-    for key, allowed in (("image_processor_type", IMAGE_PROCESSOR_TYPES), ("processor_class", PROCESSOR_CLASSES)):
-        if key in pp and pp[key] not in allowed:
-            raise _pp_error(key, f"must be one of {sorted(allowed)}, got {pp[key]!r}")
+def _check_preprocessor(preprocessor_config: Any) -> mmp.ConfigKeys:
+    keys = mmp.ConfigKeys("preprocessor_config.json", preprocessor_config, "intern_vl", CONSUMED)
+    keys.pinned(PINNED)
+    keys.pinned(INERT, "the only value without effect")
+    keys.boolean("crop_to_patches")
+    keys.one_of(NAMES, nullable=False)
+    return keys
 
 
 def resolve(config: Mapping[str, Any], preprocessor_config: Mapping[str, Any]) -> dict[str, Any] | None:
     """The spec dict for an ``-hf`` InternVL model, or ``None`` when the model is not one."""
     if not isinstance(config, Mapping) or config.get("model_type") != "internvl":
         return None
-    if not isinstance(preprocessor_config, Mapping):
-        raise mmp.SpecError(f"preprocessor_config.json: expected an object, got {type(preprocessor_config).__name__}")
-    pp = dict(preprocessor_config)
-    _check_preprocessor(pp)
+    keys = _check_preprocessor(preprocessor_config)
+    pp = keys.values
 
     vision = config.get("vision_config", {})
     if not isinstance(vision, Mapping):
         raise _cfg_error("vision_config", f"must be an object, got {vision!r}")
-    tile = _square(pp.get("size", CLASS_DEFAULTS["size"]), "size", _pp_error)
+    tile = _square(pp.get("size", CLASS_DEFAULTS["size"]), "size", keys.error)
     image_size = _square(vision.get("image_size", [448, 448]), "vision_config.image_size", _cfg_error)
     if image_size != tile:
         raise _cfg_error("vision_config.image_size", f"={image_size} disagrees with the preprocessor's size={tile}")

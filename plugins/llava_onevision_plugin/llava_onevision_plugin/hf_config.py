@@ -30,6 +30,7 @@ IMAGE_PROCESSOR_TYPES = frozenset(
     {"LlavaOnevisionImageProcessor", "LlavaOnevisionImageProcessorFast", "LlavaOnevisionImageProcessorPil"}
 )
 PROCESSOR_CLASSES = frozenset({"LlavaOnevisionProcessor"})
+NAMES = {"image_processor_type": IMAGE_PROCESSOR_TYPES, "processor_class": PROCESSOR_CLASSES}
 # PILImageResampling value -> mm_framework resizer.
 RESAMPLE = {3: "pil_bicubic", 1: "pil_lanczos"}
 
@@ -62,28 +63,19 @@ CONFIG_DEFAULTS: dict[str, Any] = {
 VISION_DEFAULTS = {"image_size": 384, "patch_size": 14}
 
 
-def _err(key: str, message: str) -> mmp.SpecError:
-    return mmp.SpecError(f"preprocessor_config.json: {key!r} {message}")
-
-
-def _same(value: Any, pinned: Any) -> bool:
-    # bool is an int in Python: keep true/1 and false/0 apart.
-    return type(value) is type(pinned) and value == pinned
-
-
-def _image_size(pp: Mapping[str, Any]) -> Any:
-    size = pp.get("size", CLASS_DEFAULTS["size"])
+def _image_size(keys: mmp.ConfigKeys) -> Any:
+    size = keys.values.get("size", CLASS_DEFAULTS["size"])
     if not isinstance(size, Mapping) or set(size) != {"height", "width"}:
-        raise _err("size", f"must be {{'height': S, 'width': S}}, got {size!r}")
+        raise keys.error("size", f"must be {{'height': S, 'width': S}}, got {size!r}")
     if size["height"] != size["width"]:
-        raise _err("size", f"must be square (the crops are square), got {dict(size)!r}")
+        raise keys.error("size", f"must be square (the crops are square), got {dict(size)!r}")
     return size["height"]
 
 
-def _resample(pp: Mapping[str, Any]) -> str:
-    value = pp.get("resample", CLASS_DEFAULTS["resample"])
+def _resample(keys: mmp.ConfigKeys) -> str:
+    value = keys.values.get("resample", CLASS_DEFAULTS["resample"])
     if isinstance(value, bool) or value not in RESAMPLE:
-        raise _err("resample", f"must be one of {sorted(RESAMPLE)} (bicubic, Lanczos), got {value!r}")
+        raise keys.error("resample", f"must be one of {sorted(RESAMPLE)} (bicubic, Lanczos), got {value!r}")
     return RESAMPLE[value]
 
 
@@ -105,34 +97,25 @@ def _pairs(pinpoints: Any) -> Any:
     return pinpoints
 
 
-def _check_preprocessor_keys(pp: Mapping[str, Any]) -> None:
-    known = set(PINNED) | set(CLASS_DEFAULTS) | set(NULL_ONLY) | {"image_processor_type", "processor_class"}
-    for key in pp:
-        if key not in known:
-            raise _err(key, f"is not supported by the {FAMILY} family")
-    for key, pinned in PINNED.items():
-        if key in pp and not _same(pp[key], pinned):
-            raise _err(key, f"must be {pinned!r} (the only value implemented), got {pp[key]!r}")
+def _check_preprocessor_keys(preprocessor_config: Any) -> mmp.ConfigKeys:
+    keys = mmp.ConfigKeys(
+        "preprocessor_config.json", preprocessor_config, FAMILY, [*PINNED, *CLASS_DEFAULTS, *NULL_ONLY, *NAMES]
+    )
+    keys.pinned(PINNED)
     for key in NULL_ONLY:
-        if pp.get(key) not in (None, False):
-            raise _err(key, f"must be null (not implemented), got {pp[key]!r}")
-    ipt = pp.get("image_processor_type")
-    if ipt is not None and ipt not in IMAGE_PROCESSOR_TYPES:
-        raise _err("image_processor_type", f"must be one of {sorted(IMAGE_PROCESSOR_TYPES)}, got {ipt!r}")
-    pc = pp.get("processor_class")
-    if pc is not None and pc not in PROCESSOR_CLASSES:
-        raise _err("processor_class", f"must be one of {sorted(PROCESSOR_CLASSES)}, got {pc!r}")
+        if keys.values.get(key) not in (None, False):
+            raise keys.error(key, f"must be null (not implemented), got {keys.values[key]!r}")
+    keys.one_of(NAMES, nullable=True)
+    return keys
 
 
 def resolve(config: Mapping[str, Any], preprocessor_config: Mapping[str, Any]) -> dict[str, Any] | None:
     """The spec dict for a LLaVA-OneVision model, or ``None`` when the model is not one."""
     if not isinstance(config, Mapping) or config.get("model_type") != MODEL_TYPE:
         return None
-    if not isinstance(preprocessor_config, Mapping):
-        raise mmp.SpecError(f"preprocessor_config.json: expected an object, got {type(preprocessor_config).__name__}")
-    pp = dict(preprocessor_config)
-    _check_preprocessor_keys(pp)
-    size = _image_size(pp)
+    keys = _check_preprocessor_keys(preprocessor_config)
+    pp = keys.values
+    size = _image_size(keys)
     vision = _vision(config)
     if vision["image_size"] != size:
         raise mmp.SpecError(
@@ -158,7 +141,7 @@ def resolve(config: Mapping[str, Any], preprocessor_config: Mapping[str, Any]) -
             "image_mean": pp.get("image_mean", CLASS_DEFAULTS["image_mean"]),
             "image_std": pp.get("image_std", CLASS_DEFAULTS["image_std"]),
             "rescale_factor": pp.get("rescale_factor", CLASS_DEFAULTS["rescale_factor"]),
-            "resample": _resample(pp),
+            "resample": _resample(keys),
             "num_image_tokens": (vision["image_size"] // vision["patch_size"]) ** 2,
             "vision_feature_select_strategy": token["vision_feature_select_strategy"],
             "vision_aspect_ratio": token["vision_aspect_ratio"],

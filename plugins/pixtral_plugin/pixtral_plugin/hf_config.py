@@ -65,20 +65,12 @@ CLASS_DEFAULTS: dict[str, Any] = {
     "image_mean": list(CLIP_MEAN),
     "image_std": list(CLIP_STD),
 }
-CONSUMED = {"image_processor_type", "processor_class", *PINNED, *INERT, *CLASS_DEFAULTS}
-
-
-def _pp_error(key: str, message: str) -> mmp.SpecError:
-    return mmp.SpecError(f"preprocessor_config.json: {key!r} {message}")
+NAMES = {"image_processor_type": IMAGE_PROCESSOR_TYPES, "processor_class": PROCESSOR_CLASSES}
+CONSUMED = {*NAMES, *PINNED, *INERT, *CLASS_DEFAULTS}
 
 
 def _cfg_error(key: str, message: str) -> mmp.SpecError:
     return mmp.SpecError(f"config.json: {key!r} {message}")
-
-
-def _same(value: Any, pinned: Any) -> bool:
-    # bool is an int in Python: keep true/1 and false/0 apart.
-    return type(value) is type(pinned) and value == pinned
 
 
 def _is_ours(config: Mapping[str, Any]) -> bool:
@@ -89,20 +81,20 @@ def _is_ours(config: Mapping[str, Any]) -> bool:
     return model_type == "llava" and isinstance(vision, Mapping) and vision.get("model_type") == "pixtral"
 
 
-def _patch_size(pp: Mapping[str, Any]) -> Any:
+def _patch_size(keys: mmp.ConfigKeys) -> Any:
     """The preprocessor's square patch side: ``16`` or ``{"height": 16, "width": 16}``."""
-    value = pp.get("patch_size", CLASS_DEFAULTS["patch_size"])
+    value = keys.values.get("patch_size", CLASS_DEFAULTS["patch_size"])
     if isinstance(value, Mapping):
         if set(value) != {"height", "width"} or value["height"] != value["width"]:
-            raise _pp_error("patch_size", f"must be a square {{'height', 'width'}} or a number, got {value!r}")
+            raise keys.error("patch_size", f"must be a square {{'height', 'width'}} or a number, got {value!r}")
         return value["height"]
     return value
 
 
-def _longest_edge(pp: Mapping[str, Any]) -> Any:
-    size = pp.get("size", CLASS_DEFAULTS["size"])
+def _longest_edge(keys: mmp.ConfigKeys) -> Any:
+    size = keys.values.get("size", CLASS_DEFAULTS["size"])
     if not isinstance(size, Mapping) or set(size) != {"longest_edge"}:
-        raise _pp_error("size", f"must be {{'longest_edge': N}} (the only form implemented), got {size!r}")
+        raise keys.error("size", f"must be {{'longest_edge': N}} (the only form implemented), got {size!r}")
     return size["longest_edge"]
 
 
@@ -110,24 +102,16 @@ def resolve(config: Mapping[str, Any], preprocessor_config: Mapping[str, Any]) -
     """The spec dict for a Pixtral / Mistral 3 model, or ``None`` when the model is not one."""
     if not isinstance(config, Mapping) or not _is_ours(config):
         return None
-    if not isinstance(preprocessor_config, Mapping):
-        raise mmp.SpecError(f"preprocessor_config.json: expected an object, got {type(preprocessor_config).__name__}")
-    pp = dict(preprocessor_config)
-    for key in pp:
-        if key not in CONSUMED:
-            raise _pp_error(key, "is not supported by the pixtral family")
-    for table, what in ((PINNED, "the only value implemented"), (INERT, "the only value without effect")):
-        for key, pinned in table.items():
-            if key in pp and not _same(pp[key], pinned):
-                raise _pp_error(key, f"must be {pinned!r} ({what}), got {pp[key]!r}")
-    for key, allowed in (("image_processor_type", IMAGE_PROCESSOR_TYPES), ("processor_class", PROCESSOR_CLASSES)):
-        if key in pp and pp[key] not in allowed:
-            raise _pp_error(key, f"must be one of {sorted(allowed)}, got {pp[key]!r}")
+    keys = mmp.ConfigKeys("preprocessor_config.json", preprocessor_config, "pixtral", CONSUMED)
+    keys.pinned(PINNED)
+    keys.pinned(INERT, "the only value without effect")
+    keys.one_of(NAMES, nullable=False)
+    pp = keys.values
 
     vision = config.get("vision_config", {})
     if not isinstance(vision, Mapping):
         raise _cfg_error("vision_config", f"must be an object, got {vision!r}")
-    patch = _patch_size(pp)
+    patch = _patch_size(keys)
     if "patch_size" in vision and vision["patch_size"] != patch:
         raise _cfg_error(
             "vision_config.patch_size",
@@ -150,7 +134,7 @@ def resolve(config: Mapping[str, Any], preprocessor_config: Mapping[str, Any]) -
         "image_end_token_id": IMAGE_END_ID,
         "patch_size": patch,
         "spatial_merge_size": merge,
-        "longest_edge": _longest_edge(pp),
+        "longest_edge": _longest_edge(keys),
         "image_mean": pp.get("image_mean", CLASS_DEFAULTS["image_mean"]),
         "image_std": pp.get("image_std", CLASS_DEFAULTS["image_std"]),
     }

@@ -40,34 +40,21 @@ PINNED: dict[str, Any] = {
 }
 INERT = ("return_attention_mask",)
 DERIVED = ("n_samples", "nb_max_frames")
-NAMES = ("feature_extractor_type", "processor_class")
+NAMES = {"feature_extractor_type": FEATURE_EXTRACTOR_TYPES, "processor_class": PROCESSOR_CLASSES}
 # Qwen2AudioConfig / Qwen2AudioEncoderConfig defaults.
 CONFIG_DEFAULTS = {"audio_token_index": 151646}
 AUDIO_DEFAULTS = {"num_mel_bins": 128, "max_source_positions": 1500}
 
 
-def _err(key: str, message: str) -> mmp.SpecError:
-    return mmp.SpecError(f"preprocessor_config.json: {key!r} {message}")
-
-
-def _same(value: Any, pinned: Any) -> bool:
-    # bool is an int in Python, and 0 == 0.0: compare the JSON types too.
-    return type(value) is type(pinned) and value == pinned
-
-
-def _check_preprocessor_keys(pp: Mapping[str, Any]) -> None:
-    known = set(CLASS_DEFAULTS) | set(PINNED) | set(INERT) | set(DERIVED) | set(NAMES)
-    for key in pp:
-        if key not in known:
-            raise _err(key, f"is not supported by the {FAMILY} family")
-    for key, pinned in PINNED.items():
-        if key in pp and not (_same(pp[key], pinned) or (isinstance(pinned, float) and _same(pp[key], int(pinned)))):
-            raise _err(key, f"must be {pinned!r} (the only value implemented), got {pp[key]!r}")
-    if "return_attention_mask" in pp and not isinstance(pp["return_attention_mask"], bool):
-        raise _err("return_attention_mask", f"must be a boolean, got {pp['return_attention_mask']!r}")
-    for key, allowed in (("feature_extractor_type", FEATURE_EXTRACTOR_TYPES), ("processor_class", PROCESSOR_CLASSES)):
-        if pp.get(key) is not None and pp[key] not in allowed:
-            raise _err(key, f"must be one of {sorted(allowed)}, got {pp[key]!r}")
+def _check_preprocessor_keys(preprocessor_config: Any) -> mmp.ConfigKeys:
+    keys = mmp.ConfigKeys(
+        "preprocessor_config.json", preprocessor_config, FAMILY, [*CLASS_DEFAULTS, *PINNED, *INERT, *DERIVED, *NAMES]
+    )
+    keys.pinned(PINNED)
+    for key in INERT:
+        keys.boolean(key)
+    keys.one_of(NAMES, nullable=True)
+    return keys
 
 
 def _audio_config(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -85,10 +72,8 @@ def resolve(config: Mapping[str, Any], preprocessor_config: Mapping[str, Any]) -
     """The spec dict for a Qwen2-Audio model, or ``None`` when the model is not one."""
     if not isinstance(config, Mapping) or config.get("model_type") != MODEL_TYPE:
         return None
-    if not isinstance(preprocessor_config, Mapping):
-        raise mmp.SpecError(f"preprocessor_config.json: expected an object, got {type(preprocessor_config).__name__}")
-    pp = dict(preprocessor_config)
-    _check_preprocessor_keys(pp)
+    keys = _check_preprocessor_keys(preprocessor_config)
+    pp = keys.values
     token = config.get("audio_token_index", CONFIG_DEFAULTS["audio_token_index"])
     if "audio_token_id" in config and config["audio_token_id"] != token:
         raise mmp.SpecError("config.json: 'audio_token_id' disagrees with 'audio_token_index'")
@@ -97,9 +82,7 @@ def resolve(config: Mapping[str, Any], preprocessor_config: Mapping[str, Any]) -
     frames = n_samples // spec.hop_length
     # The extractor recomputes both from the fields and ignores the saved values; a file
     # whose values disagree was written for other fields.
-    for key, want in (("n_samples", n_samples), ("nb_max_frames", frames)):
-        if key in pp and not _same(pp[key], want):
-            raise _err(key, f"must be {want} (from chunk_length, sampling_rate and hop_length), got {pp[key]!r}")
+    keys.pinned({"n_samples": n_samples, "nb_max_frames": frames}, "from chunk_length, sampling_rate and hop_length")
     audio = _audio_config(config)
     if audio["num_mel_bins"] != spec.feature_size:
         raise mmp.SpecError(

@@ -10,7 +10,7 @@ the golden replay runs ours against the recorded reference.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -44,3 +44,21 @@ class ChatModel:
     cases: Callable[[Path], Mapping[str, Case]]
     keys: tuple[str, ...]
     backends: tuple[str, ...] = ("pil",)
+
+
+# The AddedToken fields a tokenizer_config.json's added_tokens_decoder holds per token.
+ADDED_TOKEN_FIELDS = ("content", "lstrip", "normalized", "rstrip", "single_word", "special")
+
+
+def added_token(token_id: int, content: str, special: bool = True) -> dict[str, Any]:
+    """A tokenizer.json ``added_tokens`` entry as transformers' conversion scripts write one:
+    matched verbatim (not normalized, no stripping)."""
+    return {"id": token_id, "content": content, "lstrip": False, "normalized": False, "rstrip": False,
+            "single_word": False, "special": special}
+
+
+def tokenizer_config(added: Iterable[Mapping[str, Any]], **fields: Any) -> dict[str, Any]:
+    """A tokenizer_config.json as ``save_pretrained`` writes it (keys sorted): ``fields`` and the
+    ``added_tokens_decoder`` of ``added`` (tokenizer.json ``added_tokens`` entries, in order)."""
+    decoder = {str(t["id"]): {k: t[k] for k in ADDED_TOKEN_FIELDS} for t in added}
+    return dict(sorted({"added_tokens_decoder": decoder, **fields}.items()))

@@ -19,7 +19,7 @@ from typing import Any
 
 from mm_framework.testing import load_module, sample_image
 
-from . import Case, ChatModel
+from . import Case, ChatModel, added_token, tokenizer_config
 
 ROOT = Path(__file__).parents[3]
 TEMPLATE = (Path(__file__).parents[1] / "data" / "gemma_3_4b_it" / "chat_template.jinja").read_text(encoding="utf-8")
@@ -71,11 +71,6 @@ def _vocab_and_merges() -> tuple[dict[str, int], list[tuple[str, str]]]:
     return vocab, merges
 
 
-def _added(content: str, special: bool) -> dict[str, Any]:
-    return {"content": content, "lstrip": False, "normalized": False, "rstrip": False, "single_word": False,
-            "special": special}
-
-
 def tokenizer_json() -> str:
     from tokenizers import AddedToken, Tokenizer, decoders, normalizers, pre_tokenizers, processors
     from tokenizers.models import BPE
@@ -94,13 +89,13 @@ def tokenizer_json() -> str:
     return tok.to_str()
 
 
-def tokenizer_config() -> dict[str, Any]:
+def gemma3_tokenizer_config() -> dict[str, Any]:
     """google/gemma-3-4b-it's tokenizer_config.json, its added_tokens_decoder cut to the tokens
     this tokenizer has."""
-    decoder = {i: _added(t, t in SPECIAL) for t, i in {**SPECIAL, **NEWLINES}.items()}
-    return {
+    added = sorted((added_token(i, t, t in SPECIAL) for t, i in {**SPECIAL, **NEWLINES}.items()),
+                   key=lambda t: t["id"])
+    return tokenizer_config(added, **{
         "add_bos_token": True, "add_eos_token": False,
-        "added_tokens_decoder": {str(i): decoder[i] for i in sorted(decoder)},
         "boi_token": "<start_of_image>", "bos_token": "<bos>", "chat_template": TEMPLATE,
         "clean_up_tokenization_spaces": False, "eoi_token": "<end_of_image>", "eos_token": "<eos>",
         "extra_special_tokens": {"boi_token": "<start_of_image>", "eoi_token": "<end_of_image>",
@@ -109,14 +104,14 @@ def tokenizer_config() -> dict[str, Any]:
         "pad_token": "<pad>", "padding_side": "left", "processor_class": "Gemma3Processor",
         "sp_model_kwargs": None, "spaces_between_special_tokens": False, "tokenizer_class": "GemmaTokenizer",
         "unk_token": "<unk>", "use_default_system_prompt": False,
-    }
+    })
 
 
 def make_dir(root: Path) -> Path:
     root.mkdir(parents=True, exist_ok=True)
     preprocessor = load_module(REFERENCE, "gemma3_chat_reference").PREPROCESSOR_CONFIG
     files = {"config.json": CONFIG, "preprocessor_config.json": preprocessor, "processor_config.json": PROCESSOR_CONFIG,
-             "tokenizer_config.json": tokenizer_config()}
+             "tokenizer_config.json": gemma3_tokenizer_config()}
     for name, value in files.items():
         (root / name).write_text(json.dumps(value, indent=2), encoding="utf-8")
     (root / "tokenizer.json").write_text(tokenizer_json(), encoding="utf-8")

@@ -22,7 +22,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from . import Case, ChatModel
+from . import Case, ChatModel, added_token, tokenizer_config
 from .pixtral import ask, media_parts
 from ..qwen_model_dir import FIRST, SPECIALS, assets
 
@@ -75,32 +75,30 @@ CONFIG = {
 }
 
 
-def _added(content: str, special: bool) -> dict[str, Any]:
-    return {"content": content, "lstrip": False, "normalized": False, "rstrip": False, "single_word": False,
-            "special": special}
+ADDED = [added_token(IDS[t], t, special) for t, special in TOKENS]
 
 
-def tokenizer_config() -> dict[str, Any]:
-    return {
-        "add_prefix_space": False,
-        "added_tokens_decoder": {str(IDS[t]): _added(t, special) for t, special in TOKENS},
-        "additional_special_tokens": SPECIALS[1:] + INTERNVL,
-        "bos_token": None,
-        "clean_up_tokenization_spaces": False,
-        "context_image_token": "<IMG_CONTEXT>",
-        "end_image_token": "</img>",
-        "eos_token": "<|im_end|>",
-        "errors": "replace",
-        "extra_special_tokens": {"context_image_token": "<IMG_CONTEXT>", "end_image_token": "</img>",
-                                 "start_image_token": "<img>", "video_token": "<video>"},
-        "model_max_length": 8192,
-        "pad_token": "<|endoftext|>",
-        "split_special_tokens": False,
-        "start_image_token": "<img>",
-        "tokenizer_class": "Qwen2Tokenizer",
-        "unk_token": None,
-        "video_token": "<video>",
-    }
+def internvl_tokenizer_config() -> dict[str, Any]:
+    return tokenizer_config(
+        ADDED,
+        add_prefix_space=False,
+        additional_special_tokens=SPECIALS[1:] + INTERNVL,
+        bos_token=None,
+        clean_up_tokenization_spaces=False,
+        context_image_token="<IMG_CONTEXT>",
+        end_image_token="</img>",
+        eos_token="<|im_end|>",
+        errors="replace",
+        extra_special_tokens={"context_image_token": "<IMG_CONTEXT>", "end_image_token": "</img>",
+                              "start_image_token": "<img>", "video_token": "<video>"},
+        model_max_length=8192,
+        pad_token="<|endoftext|>",
+        split_special_tokens=False,
+        start_image_token="<img>",
+        tokenizer_class="Qwen2Tokenizer",
+        unk_token=None,
+        video_token="<video>",
+    )
 
 
 def make_dir(root: Path) -> Path:
@@ -108,12 +106,12 @@ def make_dir(root: Path) -> Path:
     root.mkdir(parents=True, exist_ok=True)
     tok = json.loads((src / "tokenizer.json").read_text(encoding="utf-8"))
     have = {t["content"] for t in tok["added_tokens"]}
-    tok["added_tokens"] += [{"id": IDS[t], **_added(t, special)} for t, special in TOKENS if t not in have]
+    tok["added_tokens"] += [t for t in ADDED if t["content"] not in have]
     (root / "tokenizer.json").write_text(json.dumps(tok, ensure_ascii=False), encoding="utf-8")
     for name in ("vocab.json", "merges.txt"):
         if (src / name).is_file():
             shutil.copy(src / name, root / name)
-    (root / "tokenizer_config.json").write_text(json.dumps(tokenizer_config(), indent=2))
+    (root / "tokenizer_config.json").write_text(json.dumps(internvl_tokenizer_config(), indent=2))
     (root / "config.json").write_text(json.dumps(CONFIG, indent=2))
     (root / "preprocessor_config.json").write_text(json.dumps(PREPROCESSOR, indent=2))
     (root / "processor_config.json").write_text(json.dumps(

@@ -20,7 +20,7 @@ from typing import Any
 
 from mm_framework.testing import sample_image
 
-from . import Case, ChatModel
+from . import Case, ChatModel, added_token, tokenizer_config
 from ..qwen_model_dir import assets
 
 ROOT = Path(__file__).parents[3]
@@ -31,22 +31,16 @@ TEMPLATE = (Path(__file__).parents[1] / "data" / "llava_onevision_qwen2_7b_ov_hf
 ADDED = {"<|endoftext|>": 151643, "<|im_start|>": 151644, "<|im_end|>": 151645, "<image>": 151646, "<video>": 151647}
 
 
-def _added(content: str) -> dict[str, Any]:
-    return {"content": content, "lstrip": False, "normalized": False, "rstrip": False, "single_word": False,
-            "special": True}
-
-
-def tokenizer_config() -> dict[str, Any]:
+def onevision_tokenizer_config() -> dict[str, Any]:
     """The checkpoint's tokenizer_config.json: Qwen2-7B-Instruct's, with the added tokens."""
-    return {
+    return tokenizer_config([added_token(i, t) for t, i in ADDED.items()], **{
         "add_prefix_space": False,
-        "added_tokens_decoder": {str(i): _added(t) for t, i in ADDED.items()},
         "additional_special_tokens": ["<|im_start|>", "<|im_end|>"],
         "bos_token": None, "chat_template": TEMPLATE, "clean_up_tokenization_spaces": False,
         "eos_token": "<|im_end|>", "errors": "replace", "model_max_length": 32768, "pad_token": "<|endoftext|>",
         "padding_side": "left", "processor_class": "LlavaOnevisionProcessor", "split_special_tokens": False,
         "tokenizer_class": "Qwen2Tokenizer", "unk_token": None,
-    }
+    })
 
 
 def make_dir(root: Path) -> Path:
@@ -58,9 +52,9 @@ def make_dir(root: Path) -> Path:
     # Qwen2-7B-Instruct's three are kept, then the conversion's two follow them.
     kept = [t for t in tok["added_tokens"] if t["id"] < ADDED["<image>"]]
     assert {t["content"]: t["id"] for t in kept} == {t: i for t, i in ADDED.items() if i < ADDED["<image>"]}, kept
-    tok["added_tokens"] = kept + [{"id": i, **_added(t)} for t, i in ADDED.items() if i >= ADDED["<image>"]]
+    tok["added_tokens"] = kept + [added_token(i, t) for t, i in ADDED.items() if i >= ADDED["<image>"]]
     (root / "tokenizer.json").write_text(json.dumps(tok, ensure_ascii=False), encoding="utf-8")
-    (root / "tokenizer_config.json").write_text(json.dumps(tokenizer_config()), encoding="utf-8")
+    (root / "tokenizer_config.json").write_text(json.dumps(onevision_tokenizer_config()), encoding="utf-8")
     (root / "chat_template.json").write_text(json.dumps({"chat_template": TEMPLATE}), encoding="utf-8")
     return root
 

@@ -27,7 +27,7 @@ from typing import Any
 
 from mm_framework.testing.images import sample_image
 
-from . import Case, ChatModel
+from . import Case, ChatModel, tokenizer_config
 from ..bpe_ranks import vocab_and_merges
 
 ROOT = Path(__file__).parents[3]
@@ -102,24 +102,19 @@ def _tekken_tokenizer(path: str) -> Any:
     return tok
 
 
-def tokenizer_config(tokenizer_json: Path) -> dict[str, Any]:
+def tekken_tokenizer_config(tokenizer_json: Path) -> dict[str, Any]:
     """The tokenizer config transformers' conversion saves for a Tekken vocabulary: every control
     token of the vocabulary's table (ids 0..999) special, ``<s>``/``</s>``/``<unk>``/``<pad>`` named."""
-    added = json.loads(tokenizer_json.read_text(encoding="utf-8"))["added_tokens"]
-    decoder = {
-        str(t["id"]): {k: t[k] for k in ("content", "lstrip", "normalized", "rstrip", "single_word", "special")}
-        for t in added
-    }
-    return {
-        "added_tokens_decoder": decoder,
-        "bos_token": "<s>",
-        "clean_up_tokenization_spaces": False,
-        "eos_token": "</s>",
-        "model_max_length": 1000000000000000019884624838656,
-        "pad_token": "<pad>",
-        "tokenizer_class": "PreTrainedTokenizerFast",
-        "unk_token": "<unk>",
-    }
+    return tokenizer_config(
+        json.loads(tokenizer_json.read_text(encoding="utf-8"))["added_tokens"],
+        bos_token="<s>",
+        clean_up_tokenization_spaces=False,
+        eos_token="</s>",
+        model_max_length=1000000000000000019884624838656,
+        pad_token="<pad>",
+        tokenizer_class="PreTrainedTokenizerFast",
+        unk_token="<unk>",
+    )
 
 
 def ask(messages: list[dict[str, Any]], **options: Any) -> Case:
@@ -134,7 +129,7 @@ def _maker(configs: str, template: str):
         for name in ("config.json", "preprocessor_config.json", "processor_config.json"):
             shutil.copy(CONFIGS / configs / name, root / name)
         shutil.copy(tokenizer, root / "tokenizer.json")
-        (root / "tokenizer_config.json").write_text(json.dumps(tokenizer_config(tokenizer), indent=2))
+        (root / "tokenizer_config.json").write_text(json.dumps(tekken_tokenizer_config(tokenizer), indent=2))
         text = (DATA / template / "chat_template.jinja").read_text(encoding="utf-8")
         (root / "chat_template.json").write_text(json.dumps({"chat_template": text}, indent=2))
         return root
