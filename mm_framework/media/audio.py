@@ -118,7 +118,14 @@ def decode_audio(data: bytes, limits: Limits) -> DecodedAudio:
             raise MediaError(f"audio: corrupt {header.frames}-frame {f.format} stream ({e})") from None
     if n != header.frames:  # a count from the header must equal what processing sees
         raise MediaError(f"audio: truncated stream ({n} of the {header.frames} frames its header declares)")
+    check_finite(out, "audio: the decoded samples")
     return DecodedAudio(out, header.sample_rate, header.channels)
+
+
+def check_finite(samples: np.ndarray, what: str) -> None:
+    # Float WAVs store NaN and infinity as they are; features of them would be NaN throughout.
+    if not np.isfinite(samples).all():
+        raise MediaError(f"{what} hold NaN or infinity")
 
 
 @attrs.frozen(eq=False)
@@ -140,8 +147,7 @@ def take_audio(src: Audio, limits: Limits, budget: ByteBudget) -> TakenAudio:
     check_seconds(header, limits)
     if not budget.claim(arr.nbytes):
         raise LimitExceededError(f"decoded audio of {arr.nbytes} bytes exceeds the request media byte budget")
-    if not np.isfinite(arr).all():
-        raise MediaError("decoded audio: the samples hold NaN or infinity")
+    check_finite(arr, "decoded audio: the samples")
     samples = np.ascontiguousarray(arr) if arr.ndim == 1 else _downmix(arr)
     samples = np.array(samples, np.float32, copy=True)
     h = blake3(derive_key_context=HASH_CONTEXT)

@@ -29,6 +29,14 @@ def wav(seconds: float = 1.0, rate: int = 16000, channels: int = 1) -> bytes:
     return encode(tone(seconds, rate, channels), rate, "WAV", "PCM_16")
 
 
+def wav_at_rate(rate: int) -> bytes:
+    """A 0.1 s WAV whose fmt chunk declares ``rate`` (and the byte rate that goes with it)."""
+    data = bytearray(wav(0.1))
+    data[24:28] = rate.to_bytes(4, "little")
+    data[28:32] = (2 * rate).to_bytes(4, "little")
+    return bytes(data)
+
+
 def flac_claiming(frames: int, rate: int = 16000) -> bytes:
     """A short FLAC whose STREAMINFO claims ``frames`` samples (36 bits at byte 18)."""
     data = bytearray(encode(tone(0.1, rate), rate, "FLAC"))

@@ -95,6 +95,15 @@ def test_unsupported_and_unreadable_files_are_named(data, error, match):
         read_header(data, LIMITS)
 
 
+@pytest.mark.parametrize("subtype", ["FLOAT", "DOUBLE"])
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_a_float_file_holding_nan_or_infinity_is_refused(subtype, bad):
+    samples = tone(0.2, 16000, 2)
+    samples[1234, 1] = bad
+    with pytest.raises(mmf.MediaError, match=r"^audio: the decoded samples hold NaN or infinity$"):
+        decode_audio(encode(samples, 16000, "WAV", subtype), LIMITS)
+
+
 def test_a_truncated_stream_is_refused_not_shortened():
     data = _file("MP3", "MPEG_LAYER_III", 44100, 2)
     with pytest.raises(mmf.MediaError, match=r"^audio: (truncated stream|corrupt)"):

@@ -21,7 +21,8 @@ CHILD = textwrap.dedent("""
     from tests.media.audio_helpers import encode, tone
     from mm_framework.media.audio import decode_audio, read_header
 
-    seeds = [encode(tone(0.3, 16000, 2), 16000, "WAV", "PCM_16"), encode(tone(0.3, 22050), 22050, "FLAC", "PCM_16"),
+    seeds = [encode(tone(0.3, 16000, 2), 16000, "WAV", "PCM_16"), encode(tone(0.3, 8000), 8000, "WAV", "FLOAT"),
+             encode(tone(0.3, 22050), 22050, "FLAC", "PCM_16"),
              encode(tone(0.3, 22050), 22050, "OGG", "VORBIS"), encode(tone(0.3, 48000), 48000, "OGG", "OPUS"),
              encode(tone(0.3, 44100), 44100, "MP3", "MPEG_LAYER_III")]
     rng = np.random.default_rng(int(sys.argv[1]))
@@ -40,9 +41,10 @@ CHILD = textwrap.dedent("""
             else:
                 data[pos:pos + 64] = bytes(len(data[pos:pos + 64]))
         try:
-            read_header(bytes(data), limits)
+            header = read_header(bytes(data), limits)
             out = decode_audio(bytes(data), limits)
-            assert out.samples.dtype == np.float32 and out.samples.ndim == 1 and len(out.samples)
+            # What is counted from the header is what is processed.
+            assert out.header == header and out.samples.dtype == np.float32 and np.isfinite(out.samples).all()
             outcomes["decoded"] += 1
         except mmf.MmError as e:
             outcomes[type(e).__name__] += 1
