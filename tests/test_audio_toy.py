@@ -181,8 +181,9 @@ def test_decoded_audio_hashes_in_its_own_domain_and_matches_the_file(pipe):
     (lambda: wav_at_rate(10_000_000), mmf.MediaError, r"^item 0: audio sample rate must be <= 384000, got 10000000$"),
     (lambda: wav_at_rate(0), mmf.MediaError, r"^item 0: audio: not a readable audio file \(.*\)$"),
     (lambda: wav(0.01, RATE, 64), mmf.MediaError, r"^item 0: audio channels must be <= 8, got 64$"),
-    (lambda: b"\x00\x00\x00\x18ftypM4A " + bytes(64), mmf.UnsupportedError,
-     r"^item 0: audio: MP4/M4A is not supported \(WAV, FLAC, OGG/Vorbis, Opus and MP3 are\)$"),
+    (lambda: b"\xff\xf1\x50\x80" + bytes(64), mmf.UnsupportedError,
+     r"^item 0: audio: AAC \(ADTS\) is not supported, its header holds no length \(WAV, FLAC, OGG/Vorbis, Opus and "
+     r"MP3 are, and MP4/M4A and WebM/Matroska through PyAV\)$"),
     (lambda: b"not audio at all" * 8, mmf.MediaError, r"^item 0: audio: not a readable audio file \(Format not rec"),
     (lambda: mmf.Audio(np.array([0.0, np.nan], np.float32), sample_rate=RATE), mmf.MediaError,
      r"^item 0: decoded audio: the samples hold NaN or infinity$"),

@@ -9,8 +9,9 @@ not know the family's rate; docs/audio.md).
 
 Formats: those of libsndfile that serving clients send (WAV, FLAC, OGG with Vorbis or
 Opus, MP3); the rest libsndfile parses (AIFF, CAF, W64, ...) are refused, as the image
-decoder refuses TIFF: more decoders are more attack surface. Containers libsndfile cannot
-read (MP4/M4A, WebM/Matroska, bare AAC) are named in the ``UnsupportedError``.
+decoder refuses TIFF: more decoders are more attack surface. MP4/M4A and WebM/Matroska,
+which libsndfile cannot read, are decoded through PyAV (:mod:`.audio_av`, the ``video``
+extra); bare ADTS AAC, whose header holds no length, is refused by name.
 
 soundfile and soxr are the optional ``audio`` extra, imported when an item needs them.
 """
@@ -56,11 +57,19 @@ def _container(data: bytes) -> str | None:
     return None
 
 
+SUPPORTED = "WAV, FLAC, OGG/Vorbis, Opus and MP3 are, and MP4/M4A and WebM/Matroska through PyAV"
+
+
+def _other(data: bytes) -> str | None:
+    """The container PyAV decodes, from its magic bytes, or ``None`` for libsndfile's."""
+    other = _container(data)
+    if other == "AAC (ADTS)":
+        raise UnsupportedError(f"audio: {other} is not supported, its header holds no length ({SUPPORTED})")
+    return other
+
+
 def _open(data: bytes) -> Any:
     sf = _soundfile()
-    other = _container(data)
-    if other is not None:
-        raise UnsupportedError(f"audio: {other} is not supported (WAV, FLAC, OGG/Vorbis, Opus and MP3 are)")
     try:
         f = sf.SoundFile(io.BytesIO(data))
     except (sf.SoundFileError, RuntimeError, ValueError, TypeError) as e:
@@ -68,7 +77,7 @@ def _open(data: bytes) -> Any:
         raise MediaError(f"audio: not a readable audio file ({getattr(e, 'error_string', None) or e})") from None
     if f.format not in FORMATS:
         f.close()
-        raise UnsupportedError(f"audio: {f.format} is not supported (WAV, FLAC, OGG/Vorbis, Opus and MP3 are)")
+        raise UnsupportedError(f"audio: {f.format} is not supported ({SUPPORTED})")
     return f
 
 
@@ -86,6 +95,11 @@ def _header(f: Any) -> AudioHeader:
 
 def read_header(data: bytes, limits: Limits) -> AudioHeader:
     """The header of encoded audio, read without decoding a sample; limits checked."""
+    other = _other(data)
+    if other is not None:
+        from . import audio_av  # it imports this module's helpers
+
+        return audio_av.read_header(data, limits, other)
     with _open(data) as f:
         header = _header(f)
     check_seconds(header, limits)
@@ -101,6 +115,11 @@ def _downmix(block: np.ndarray) -> np.ndarray:
 def decode_audio(data: bytes, limits: Limits) -> DecodedAudio:
     """Encoded audio decoded to float32 mono at its own rate, read block by block so a
     multi-channel file never holds more than the mono result and one block."""
+    other = _other(data)
+    if other is not None:
+        from . import audio_av
+
+        return audio_av.decode_audio(data, limits, other)
     with _open(data) as f:
         header = _header(f)
         check_seconds(header, limits)
