@@ -28,7 +28,7 @@ import mm_framework as mmf
 from mm_framework.testing import sample_image
 from mm_framework.testing import assert_same_output
 
-from .media.audio_helpers import encode, flac_claiming, tone, wav, wav_at_rate
+from .media.audio_helpers import av_encode, encode, flac_claiming, tone, wav, wav_at_rate
 
 pytest.importorskip("qwen_vl_plugin")
 
@@ -301,6 +301,13 @@ def _flac() -> bytes:
 
 
 APAD = 151646  # qwen2_audio's <|AUDIO|>
+def av_audio(fmt: str, codec: str, seconds: float = 1.0, video: bool = False) -> bytes:
+    """Audio in a container only PyAV reads; the case skips without it."""
+    pytest.importorskip("av")
+    rate = 48000 if codec == "libopus" else 16000
+    return av_encode(tone(seconds, rate, 2), rate, fmt, codec, video=video)
+
+
 SILENCE = np.zeros(16000, np.float32)
 # id -> (builder(tmp) -> (audio source, limits or None), expected class name or "accepted", item index)
 AUDIO_FAMILY_CASES = {
@@ -327,6 +334,15 @@ AUDIO_FAMILY_CASES = {
             "UnsupportedError", 1),
     "WAV above the seconds limit": (lambda t: (sf_bytes(lambda: wav(2.0)), mmf.Limits(max_audio_seconds=1)),
                                     "LimitExceededError", 1),
+    "M4A (AAC)": (lambda t: (av_audio("ipod", "aac"), None), "accepted", None),
+    "WebM (Opus)": (lambda t: (av_audio("webm", "libopus"), None), "accepted", None),
+    "audio track of an MP4 clip": (lambda t: (av_audio("mp4", "aac", video=True), None), "accepted", None),
+    "MP4 clip without audio": (lambda t: (clip(), None), "MediaError", 1),
+    "M4A cut in half (no index)": (lambda t: (half(av_audio("ipod", "aac")), None), "MediaError", 1),
+    "WebM cut in half": (lambda t: (half(av_audio("webm", "libopus", 2.0)), None), "MediaError", 1),
+    "M4A above the seconds limit": (lambda t: (av_audio("ipod", "aac", 2.0), mmf.Limits(max_audio_seconds=1)),
+                                    "LimitExceededError", 1),
+    "bare ADTS AAC": (lambda t: (av_audio("adts", "aac"), None), "UnsupportedError", 1),
     "audio path that does not exist": (lambda t: (str(t / "missing.wav"), None), "FetchError", 1),
     "decoded audio with NaN": (
         lambda t: (mmf.Audio(np.where(np.arange(16000) == 7, np.nan, SILENCE).astype(np.float32), sample_rate=16000),

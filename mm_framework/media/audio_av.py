@@ -49,7 +49,7 @@ def _open(data: bytes, container: str) -> tuple[Any, Any, Any]:
     """PyAV, the opened container and its first audio stream."""
     av = _av(container)
     try:
-        box = av.open(io.BytesIO(data), mode="r", io_open=_refuse_nested_open)
+        box = av.open(io.BytesIO(data), mode="r", io_open=_refuse_nested_open, metadata_errors="replace")
     except av.FFmpegError as e:
         raise MediaError(f"audio: not a readable {container} file ({_why(e)})") from None
     if not box.streams.audio:
@@ -60,7 +60,10 @@ def _open(data: bytes, container: str) -> tuple[Any, Any, Any]:
 
 
 def _header(box: Any, stream: Any, container: str) -> AudioHeader:
-    rate, channels = int(stream.codec_context.sample_rate or 0), int(stream.codec_context.channels or 0)
+    codec = stream.codec_context
+    if codec is None:
+        raise MediaError(f"audio: the {container} file's audio stream has a codec PyAV cannot decode")
+    rate, channels = int(codec.sample_rate or 0), int(codec.channels or 0)
     if stream.duration is not None and stream.time_base is not None:
         frames = round(stream.duration * stream.time_base * rate)
     elif box.duration is not None:

@@ -59,7 +59,7 @@ AV_LOSSLESS = [("mp4", "alac", 16000), ("ipod", "alac", 44100), ("matroska", "fl
                ("mov", "pcm_s16le", 16000), ("matroska", "pcm_s16le", 8000)]
 
 
-def av_encode(samples: np.ndarray, rate: int, fmt: str, codec: str, video: bool = False) -> bytes:
+def av_encode(samples: np.ndarray, rate: int, fmt: str, codec: str, video: bool = False, title: str = "") -> bytes:
     """``samples`` (float32 ``[frames, channels]``) as an audio stream PyAV encodes, after a
     small video stream when ``video``; integer encoders get int16 PCM (``round(x * 32767)``)."""
     import av
@@ -67,6 +67,8 @@ def av_encode(samples: np.ndarray, rate: int, fmt: str, codec: str, video: bool 
     buf = io.BytesIO()
     frames, channels = samples.shape
     with av.open(buf, "w", format=fmt) as out:
+        if title:
+            out.metadata["title"] = title
         vs = out.add_stream("libvpx-vp9" if fmt == "webm" else "mpeg4", rate=10) if video else None
         s = out.add_stream(codec, rate=rate, layout="mono" if channels == 1 else "stereo")
         if vs is not None:

@@ -150,3 +150,10 @@ def test_without_pyav_the_extra_is_named(monkeypatch):
         with pytest.raises(mmf.UnsupportedError, match=r"^audio: decoding MP4/M4A needs PyAV, which is not "
                            r"installed: pip install 'mm-framework\[video\]'$"):
             call(data, LIMITS)
+
+
+def test_tags_that_are_not_utf8_are_ignored():
+    x = tone(0.5, 16000)
+    plain = av_encode(x, 16000, "ipod", "aac")
+    latin1 = av_encode(x, 16000, "ipod", "aac", title="QQQQQQ").replace(b"QQQQQQ", b"\xff\xfe\x8d\xefab")
+    assert decode_audio(latin1, LIMITS).samples.tobytes() == decode_audio(plain, LIMITS).samples.tobytes()
