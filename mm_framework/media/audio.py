@@ -28,6 +28,8 @@ from blake3 import blake3
 from ..carriers import Audio, AudioHeader, DecodedAudio
 from ..errors import LimitExceededError, MediaError, UnsupportedError
 from ..limits import Limits
+from . import audio_av
+from .audio_samples import check_finite, check_seconds, downmix
 from .policy import ByteBudget
 
 HASH_CONTEXT = "mm_framework 2026-12 decoded audio v1"
@@ -81,14 +83,6 @@ def _open(data: bytes) -> Any:
     return f
 
 
-def check_seconds(header: AudioHeader, limits: Limits) -> None:
-    if header.frames > limits.max_audio_seconds * header.sample_rate:
-        raise LimitExceededError(
-            f"audio of {header.duration:.2f} s ({header.frames} frames at {header.sample_rate} Hz) is above "
-            f"Limits.max_audio_seconds = {limits.max_audio_seconds}"
-        )
-
-
 def _header(f: Any) -> AudioHeader:
     return AudioHeader(int(f.samplerate), int(f.channels), int(f.frames))
 
@@ -97,8 +91,6 @@ def read_header(data: bytes, limits: Limits) -> AudioHeader:
     """The header of encoded audio, read without decoding a sample; limits checked."""
     other = _other(data)
     if other is not None:
-        from . import audio_av  # it imports this module's helpers
-
         return audio_av.read_header(data, limits, other)
     with _open(data) as f:
         header = _header(f)
@@ -106,19 +98,11 @@ def read_header(data: bytes, limits: Limits) -> AudioHeader:
     return header
 
 
-def _downmix(block: np.ndarray) -> np.ndarray:
-    # transformers' own expression on soundfile's [frames, channels] block, so the bytes match.
-    waveform = block.T
-    return waveform.mean(axis=0) if waveform.shape[0] > 1 else waveform[0]
-
-
 def decode_audio(data: bytes, limits: Limits) -> DecodedAudio:
     """Encoded audio decoded to float32 mono at its own rate, read block by block so a
     multi-channel file never holds more than the mono result and one block."""
     other = _other(data)
     if other is not None:
-        from . import audio_av
-
         return audio_av.decode_audio(data, limits, other)
     with _open(data) as f:
         header = _header(f)
@@ -131,7 +115,7 @@ def decode_audio(data: bytes, limits: Limits) -> DecodedAudio:
                 block = f.read(min(_BLOCK, header.frames - n), dtype="float32", always_2d=True)
                 if not len(block):
                     break
-                out[n:n + len(block)] = _downmix(block)
+                out[n:n + len(block)] = downmix(block)
                 n += len(block)
         except (RuntimeError, ValueError) as e:
             raise MediaError(f"audio: corrupt {header.frames}-frame {f.format} stream ({e})") from None
@@ -139,12 +123,6 @@ def decode_audio(data: bytes, limits: Limits) -> DecodedAudio:
         raise MediaError(f"audio: truncated stream ({n} of the {header.frames} frames its header declares)")
     check_finite(out, "audio: the decoded samples")
     return DecodedAudio(out, header.sample_rate, header.channels)
-
-
-def check_finite(samples: np.ndarray, what: str) -> None:
-    # Float WAVs store NaN and infinity as they are; features of them would be NaN throughout.
-    if not np.isfinite(samples).all():
-        raise MediaError(f"{what} hold NaN or infinity")
 
 
 @attrs.frozen(eq=False)
@@ -167,7 +145,7 @@ def take_audio(src: Audio, limits: Limits, budget: ByteBudget) -> TakenAudio:
     if not budget.claim(arr.nbytes):
         raise LimitExceededError(f"decoded audio of {arr.nbytes} bytes exceeds the request media byte budget")
     check_finite(arr, "decoded audio: the samples")
-    samples = np.ascontiguousarray(arr) if arr.ndim == 1 else _downmix(arr)
+    samples = np.ascontiguousarray(arr) if arr.ndim == 1 else downmix(arr)
     samples = np.array(samples, np.float32, copy=True)
     h = blake3(derive_key_context=HASH_CONTEXT)
     h.update(f"{header.sample_rate}\0{arr.shape}\0".encode())

@@ -29,7 +29,7 @@ import numpy as np
 from ..carriers import AudioHeader, DecodedAudio
 from ..errors import MediaError, UnsupportedError
 from ..limits import Limits
-from .audio import _downmix, check_finite, check_seconds
+from .audio_samples import check_finite, check_seconds, downmix
 from .video import EXTRA, _refuse_nested_open, _why
 
 # PyAV sample formats (planar ones end in "p") and the scale libsndfile reads them with.
@@ -114,7 +114,7 @@ def decode_audio(data: bytes, limits: Limits, container: str) -> DecodedAudio:
                 block = _samples(frame, header)
                 longest = max(longest, len(block))
                 take = min(len(block), header.frames - n)
-                out[n:n + take] = _downmix(block[:take])
+                out[n:n + take] = downmix(block[:take])
                 n += take
                 if n == header.frames:
                     break
