@@ -17,7 +17,7 @@ from mm_framework import plugin as mmp
 from mm_framework import plugins
 
 from .conftest import png_bytes
-from .media.audio_helpers import flac_claiming, tone, wav
+from .media.audio_helpers import flac_claiming, tone, wav, wav_at_rate
 
 pytest.importorskip("soundfile")
 pytest.importorskip("soxr")
@@ -178,11 +178,12 @@ def test_decoded_audio_hashes_in_its_own_domain_and_matches_the_file(pipe):
     (lambda: flac_claiming(10 * 3600 * RATE), mmf.LimitExceededError,
      r"^item 0: audio of 36000.00 s \(576000000 frames at 16000 Hz\) is above Limits.max_audio_seconds = 1800$"),
     (lambda: wav(0.0), mmf.MediaError, r"^item 0: audio frames must be greater than zero, got 0$"),
-    (lambda: _wav_rate(10_000_000), mmf.MediaError, r"^item 0: audio sample rate must be <= 384000, got 10000000$"),
-    (lambda: _wav_rate(0), mmf.MediaError, r"^item 0: audio: not a readable audio file \(.*\)$"),
+    (lambda: wav_at_rate(10_000_000), mmf.MediaError, r"^item 0: audio sample rate must be <= 384000, got 10000000$"),
+    (lambda: wav_at_rate(0), mmf.MediaError, r"^item 0: audio: not a readable audio file \(.*\)$"),
     (lambda: wav(0.01, RATE, 64), mmf.MediaError, r"^item 0: audio channels must be <= 8, got 64$"),
-    (lambda: b"\x00\x00\x00\x18ftypM4A " + bytes(64), mmf.UnsupportedError,
-     r"^item 0: audio: MP4/M4A is not supported \(WAV, FLAC, OGG/Vorbis, Opus and MP3 are\)$"),
+    (lambda: b"\xff\xf1\x50\x80" + bytes(64), mmf.UnsupportedError,
+     r"^item 0: audio: AAC \(ADTS\) is not supported, its header holds no length \(WAV, FLAC, OGG/Vorbis, Opus and "
+     r"MP3 are, and MP4/M4A and WebM/Matroska through PyAV\)$"),
     (lambda: b"not audio at all" * 8, mmf.MediaError, r"^item 0: audio: not a readable audio file \(Format not rec"),
     (lambda: mmf.Audio(np.array([0.0, np.nan], np.float32), sample_rate=RATE), mmf.MediaError,
      r"^item 0: decoded audio: the samples hold NaN or infinity$"),
@@ -237,13 +238,6 @@ def test_a_family_without_audio_refuses_it_before_io(toy):
     with pytest.raises(mmf.UnsupportedError, match=r"^item 0 \(https://x.invalid/a.wav\): family 'toy' does not take "
                        r"audio$"):
         image_only.process(mmf.MmInput(audios=["https://x.invalid/a.wav"], input_ids=[1]))
-
-
-def _wav_rate(rate: int) -> bytes:
-    data = bytearray(wav(0.1))
-    data[24:28] = rate.to_bytes(4, "little")
-    data[28:32] = (2 * rate).to_bytes(4, "little")
-    return bytes(data)
 
 
 @pytest.mark.parametrize(("seconds", "rate"), [(0.3, 8000), (1.0, 16000), (1.7, 48000), (2.5, 22050)])

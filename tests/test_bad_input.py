@@ -28,6 +28,8 @@ import mm_framework as mmf
 from mm_framework.testing import sample_image
 from mm_framework.testing import assert_same_output
 
+from .media.audio_helpers import av_encode, encode, flac_claiming, tone, wav, wav_at_rate
+
 pytest.importorskip("qwen_vl_plugin")
 
 SPEC = mmf.preset("qwen2_vl")
@@ -278,6 +280,98 @@ AUDIO_CASES = {
 }
 
 
+# --- audio, on a family that takes it (qwen2_audio) -------------------------------------------
+def sf_bytes(make):
+    """Encoded audio made with soundfile (the ``audio`` extra); the case skips without it."""
+    pytest.importorskip("soundfile")
+    pytest.importorskip("soxr")
+    return make()
+
+
+def half(data: bytes) -> bytes:
+    return data[: len(data) // 2]
+
+
+def _mp3() -> bytes:
+    return encode(tone(1.0, 44100, 2), 44100, "MP3", "MPEG_LAYER_III")
+
+
+def _flac() -> bytes:
+    return encode(tone(1.0, 16000), 16000, "FLAC", "PCM_16")
+
+
+APAD = 151646  # qwen2_audio's <|AUDIO|>
+def av_audio(fmt: str, codec: str, seconds: float = 1.0, video: bool = False) -> bytes:
+    """Audio in a container only PyAV reads; the case skips without it."""
+    pytest.importorskip("av")
+    rate = 48000 if codec == "libopus" else 16000
+    return av_encode(tone(seconds, rate, 2), rate, fmt, codec, video=video)
+
+
+SILENCE = np.zeros(16000, np.float32)
+# id -> (builder(tmp) -> (audio source, limits or None), expected class name or "accepted", item index)
+AUDIO_FAMILY_CASES = {
+    "zero-byte audio": (lambda t: (b"", None), "MediaError", 1),
+    "text bytes as audio": (lambda t: (b"just some text\n" * 8, None), "MediaError", 1),
+    "PNG image as audio": (lambda t: (GOOD_PNG, None), "MediaError", 1),
+    "WAV cut inside its header": (lambda t: (sf_bytes(wav)[:40], None), "MediaError", 1),
+    "WAV cut inside its samples": (lambda t: (half(sf_bytes(wav)), None), "accepted", None),
+    "truncated FLAC": (lambda t: (half(sf_bytes(_flac)), None), "MediaError", 1),
+    "truncated MP3": (lambda t: (half(sf_bytes(_mp3)), None), "MediaError", 1),
+    "FLAC with a zeroed frame": (
+        lambda t: ((lambda d: d[:2000] + bytes(64) + d[2064:])(sf_bytes(_flac)), None), "MediaError", 1),
+    "FLAC header claiming 10 hours": (
+        lambda t: (sf_bytes(lambda: flac_claiming(10 * 3600 * 16000)), None), "LimitExceededError", 1),
+    "WAV of 0 samples": (lambda t: (sf_bytes(lambda: wav(0.0)), None), "MediaError", 1),
+    "WAV at 0 Hz": (lambda t: (sf_bytes(lambda: wav_at_rate(0)), None), "MediaError", 1),
+    "WAV at 10 MHz": (lambda t: (sf_bytes(lambda: wav_at_rate(10_000_000)), None), "MediaError", 1),
+    "WAV of 64 channels": (lambda t: (sf_bytes(lambda: wav(0.05, 16000, 64)), None), "MediaError", 1),
+    "float WAV holding NaN": (lambda t: (sf_bytes(lambda: encode(np.full((800, 1), np.nan, np.float32), 16000, "WAV",
+                                                                    "FLOAT")), None), "MediaError", 1),
+    "AIFF": (lambda t: (sf_bytes(lambda: encode(tone(0.1, 16000), 16000, "AIFF", "PCM_16")), None),
+             "UnsupportedError", 1),
+    "CAF": (lambda t: (sf_bytes(lambda: encode(tone(0.1, 16000), 16000, "CAF", "PCM_16")), None),
+            "UnsupportedError", 1),
+    "WAV above the seconds limit": (lambda t: (sf_bytes(lambda: wav(2.0)), mmf.Limits(max_audio_seconds=1)),
+                                    "LimitExceededError", 1),
+    "M4A (AAC)": (lambda t: (av_audio("ipod", "aac"), None), "accepted", None),
+    "WebM (Opus)": (lambda t: (av_audio("webm", "libopus"), None), "accepted", None),
+    "audio track of an MP4 clip": (lambda t: (av_audio("mp4", "aac", video=True), None), "accepted", None),
+    "MP4 clip without audio": (lambda t: (clip(), None), "MediaError", 1),
+    "M4A cut in half (no index)": (lambda t: (half(av_audio("ipod", "aac")), None), "MediaError", 1),
+    "WebM cut in half": (lambda t: (half(av_audio("webm", "libopus", 2.0)), None), "MediaError", 1),
+    "M4A above the seconds limit": (lambda t: (av_audio("ipod", "aac", 2.0), mmf.Limits(max_audio_seconds=1)),
+                                    "LimitExceededError", 1),
+    "bare ADTS AAC": (lambda t: (av_audio("adts", "aac"), None), "UnsupportedError", 1),
+    "audio path that does not exist": (lambda t: (str(t / "missing.wav"), None), "FetchError", 1),
+    "decoded audio with NaN": (
+        lambda t: (mmf.Audio(np.where(np.arange(16000) == 7, np.nan, SILENCE).astype(np.float32), sample_rate=16000),
+                   None), "MediaError", 1),
+    "decoded audio with infinity": (
+        lambda t: (mmf.Audio(np.where(np.arange(16000) == 7, -np.inf, SILENCE).astype(np.float32),
+                             sample_rate=16000), None), "MediaError", 1),
+    "decoded int16 samples": (
+        lambda t: (mmf.Audio(np.zeros(16000, np.int16), sample_rate=16000), None), "MediaError", 1),
+    "decoded int32 samples": (
+        lambda t: (mmf.Audio(np.zeros((16000, 2), np.int32), sample_rate=16000), None), "MediaError", 1),
+    "decoded float64 samples": (lambda t: (mmf.Audio(np.zeros(16000), sample_rate=16000), None), "MediaError", 1),
+    "int16 PCM values as float32": (
+        lambda t: (mmf.Audio((tone(1.0, 16000)[:, 0] * 32767).round().astype(np.float32), sample_rate=16000), None),
+        "accepted", None),
+    "decoded samples channels first [2, N]": (
+        lambda t: (mmf.Audio(np.zeros((2, 16000), np.float32), sample_rate=16000), None), "MediaError", 1),
+    "decoded samples [N, 1, 1]": (
+        lambda t: (mmf.Audio(np.zeros((16000, 1, 1), np.float32), sample_rate=16000), None), "MediaError", 1),
+    "decoded audio of 0 samples": (
+        lambda t: (mmf.Audio(np.zeros(0, np.float32), sample_rate=16000), None), "MediaError", 1),
+    "decoded audio at 0 Hz": (lambda t: (mmf.Audio(SILENCE, sample_rate=0), None), "MediaError", 1),
+    "decoded audio at 10 MHz": (lambda t: (mmf.Audio(SILENCE, sample_rate=10_000_000), None), "MediaError", 1),
+    "decoded audio above the seconds limit": (
+        lambda t: (mmf.Audio(np.zeros(1801 * 10, np.float32), sample_rate=10), None), "LimitExceededError", 1),
+    "audio too short for a token": (lambda t: (mmf.Audio(SILENCE[:320], sample_rate=16000), None), "MediaError", 1),
+}
+
+
 # --- prompts ---------------------------------------------------------------------------------
 def by_char(text: str) -> list[int]:
     """A tokenizer without the model's special tokens: every character an ordinary id."""
@@ -335,6 +429,27 @@ def test_bad_audio_input(case, pipe, reference, tmp_path):
     check(case, pipe, request, "UnsupportedError", item, pipe, reference, tmp_path)
 
 
+@pytest.fixture(scope="module")
+def audio_pipe():
+    pytest.importorskip("qwen2_audio_plugin")
+    return mmf.pipeline_from_spec(mmf.preset("qwen2_audio"))
+
+
+@pytest.fixture(scope="module")
+def good_wav():
+    return sf_bytes(wav)
+
+
+@pytest.mark.parametrize("case", list(AUDIO_FAMILY_CASES))
+def test_bad_audio_family_input(case, audio_pipe, good_wav, tmp_path):
+    build, expected, item = AUDIO_FAMILY_CASES[case]
+    source, limits = build(tmp_path)
+    p = audio_pipe if limits is None else mmf.pipeline_from_spec(mmf.preset("qwen2_audio"), limits=limits)
+    request = mmf.MmInput(audios=[good_wav, source], input_ids=[5, APAD, 6, APAD, 6])
+    good = mmf.MmInput(audios=[good_wav], input_ids=[5, APAD, 6])
+    check(case, p, request, expected, item, audio_pipe, audio_pipe.process(good), tmp_path, good=good)
+
+
 @pytest.mark.parametrize("case", list(PROMPT_CASES))
 def test_bad_prompt(case, pipe, reference, tmp_path):
     request, tokenize, expected, item = PROMPT_CASES[case]
@@ -348,10 +463,10 @@ def documented_messages() -> dict[str, str]:
     return {m.group(1): m.group(2).replace("\\|", "|") for m in rows}
 
 
-def check(case, p, request, expected, item, pipe, reference, tmp, tokenize=None):
+def check(case, p, request, expected, item, pipe, reference, tmp, tokenize=None, good=None):
     """``request`` on ``p`` ends as ``expected`` (at ``item``, with the message of its
     docs row, ``<dir>`` standing for ``tmp``), in time and memory, and the shared ``pipe``
-    still gives ``reference`` for a good request afterwards."""
+    still gives ``reference`` for the ``good`` request (one image by default) afterwards."""
     tracemalloc.start()
     t0 = time.perf_counter()
     try:
@@ -369,14 +484,14 @@ def check(case, p, request, expected, item, pipe, reference, tmp, tokenize=None)
         assert str(err) == documented, f"{case}: the message differs from docs/bad-input.md"
     assert seconds < MAX_SECONDS, f"{case}: took {seconds:.2f}s"
     assert peak < MAX_ALLOC, f"{case}: allocated {peak / 2**20:.1f} MiB"
-    after = pipe.process(mmf.MmInput(images=[GOOD], input_ids=[5, PAD, 6]))
+    after = pipe.process(good if good is not None else mmf.MmInput(images=[GOOD], input_ids=[5, PAD, 6]))
     assert_same_output(reference, after, f"good request after {case!r}")
 
 
 def test_docs_table_lists_every_case():
     text = DOCS.read_text()
     rows = {m.group(1) for m in re.finditer(r"^\| ([^|]+?) \|", text, re.M)}
-    missing = [c for c in (*CASES, *VIDEO_CASES, *AUDIO_CASES, *PROMPT_CASES) if c not in rows]
+    missing = [c for c in (*CASES, *VIDEO_CASES, *AUDIO_CASES, *AUDIO_FAMILY_CASES, *PROMPT_CASES) if c not in rows]
     assert not missing, f"docs/bad-input.md lacks rows for {missing}"
 
 

@@ -113,8 +113,10 @@ def _url_of(part: Mapping[str, Any], kind: str, at: Place) -> str:
     if not isinstance(inner, Mapping):
         raise InvalidInputError(f"{at}: a {kind} part needs {kind}: {{\"url\": ...}}")
     url = inner.get("url")
-    if not isinstance(url, str) or not url:
-        raise InvalidInputError(f"{at}: {kind} has no url" if url is None else f"{at}: {kind}.url must be a string")
+    if url in (None, ""):
+        raise InvalidInputError(f"{at}: {kind} has no url")
+    if not isinstance(url, str):
+        raise InvalidInputError(f"{at}: {kind}.url must be a string")
     detail = inner.get("detail")
     if detail is not None and detail not in DETAILS:
         raise InvalidInputError(f"{at}: {kind}.detail must be one of {', '.join(DETAILS)}, got {detail!r}")
@@ -130,7 +132,9 @@ def _input_audio(part: Mapping[str, Any], at: Place) -> tuple[bytes, str]:
     if unknown:
         raise InvalidInputError(f"{at}: input_audio takes data and format, got {', '.join(map(repr, unknown))}")
     data, fmt = inner.get("data"), inner.get("format")
-    if not isinstance(data, str) or not data:
+    if data in (None, ""):
+        raise InvalidInputError(f"{at}: input_audio has no data")
+    if not isinstance(data, str):
         raise InvalidInputError(f"{at}: input_audio.data must be base64 text, got {type(data).__name__}")
     if fmt not in AUDIO_FORMATS:
         raise InvalidInputError(f"{at}: input_audio.format must be one of {', '.join(AUDIO_FORMATS)}, got {fmt!r}")

@@ -147,10 +147,12 @@ class Processor:
         items = [_sampling(it.options, takes.get(it.modality, {}), it) for it in chat.items]
         any_item = {k: v for names in takes.values() for k, v in names.items()}
         options = _sampling(dict(mm_processor_kwargs or {}), any_item)
-        inp = MmInput(items=items, input_ids=ids, options=options)
         rank = {name: k for k, name in enumerate(modalities())}
         order = sorted(range(len(chat.items)), key=lambda j: rank.get(chat.items[j].modality, len(rank)))
-        return inp, tuple(chat.places[j] for j in order), text
+        places = tuple(chat.places[j] for j in order)
+        with _naming_parts(places):  # an item source the request refuses (an int) names its part
+            inp = MmInput(items=items, input_ids=ids, options=options)
+        return inp, places, text
 
     def _tokenized_as_processor(self, text: str, out: Output) -> Output:
         """``out`` with the ids of ``text`` tokenized after each placeholder text is replaced by

@@ -9,8 +9,9 @@ not know the family's rate; docs/audio.md).
 
 Formats: those of libsndfile that serving clients send (WAV, FLAC, OGG with Vorbis or
 Opus, MP3); the rest libsndfile parses (AIFF, CAF, W64, ...) are refused, as the image
-decoder refuses TIFF: more decoders are more attack surface. Containers libsndfile cannot
-read (MP4/M4A, WebM/Matroska, bare AAC) are named in the ``UnsupportedError``.
+decoder refuses TIFF: more decoders are more attack surface. MP4/M4A and WebM/Matroska,
+which libsndfile cannot read, are decoded through PyAV (:mod:`.audio_av`, the ``video``
+extra); bare ADTS AAC, whose header holds no length, is refused by name.
 
 soundfile and soxr are the optional ``audio`` extra, imported when an item needs them.
 """
@@ -27,6 +28,8 @@ from blake3 import blake3
 from ..carriers import Audio, AudioHeader, DecodedAudio
 from ..errors import LimitExceededError, MediaError, UnsupportedError
 from ..limits import Limits
+from . import audio_av
+from .audio_samples import check_finite, check_seconds, downmix
 from .policy import ByteBudget
 
 HASH_CONTEXT = "mm_framework 2026-12 decoded audio v1"
@@ -56,11 +59,19 @@ def _container(data: bytes) -> str | None:
     return None
 
 
+SUPPORTED = "WAV, FLAC, OGG/Vorbis, Opus and MP3 are, and MP4/M4A and WebM/Matroska through PyAV"
+
+
+def _other(data: bytes) -> str | None:
+    """The container PyAV decodes, from its magic bytes, or ``None`` for libsndfile's."""
+    other = _container(data)
+    if other == "AAC (ADTS)":
+        raise UnsupportedError(f"audio: {other} is not supported, its header holds no length ({SUPPORTED})")
+    return other
+
+
 def _open(data: bytes) -> Any:
     sf = _soundfile()
-    other = _container(data)
-    if other is not None:
-        raise UnsupportedError(f"audio: {other} is not supported (WAV, FLAC, OGG/Vorbis, Opus and MP3 are)")
     try:
         f = sf.SoundFile(io.BytesIO(data))
     except (sf.SoundFileError, RuntimeError, ValueError, TypeError) as e:
@@ -68,16 +79,8 @@ def _open(data: bytes) -> Any:
         raise MediaError(f"audio: not a readable audio file ({getattr(e, 'error_string', None) or e})") from None
     if f.format not in FORMATS:
         f.close()
-        raise UnsupportedError(f"audio: {f.format} is not supported (WAV, FLAC, OGG/Vorbis, Opus and MP3 are)")
+        raise UnsupportedError(f"audio: {f.format} is not supported ({SUPPORTED})")
     return f
-
-
-def check_seconds(header: AudioHeader, limits: Limits) -> None:
-    if header.frames > limits.max_audio_seconds * header.sample_rate:
-        raise LimitExceededError(
-            f"audio of {header.duration:.2f} s ({header.frames} frames at {header.sample_rate} Hz) is above "
-            f"Limits.max_audio_seconds = {limits.max_audio_seconds}"
-        )
 
 
 def _header(f: Any) -> AudioHeader:
@@ -86,21 +89,21 @@ def _header(f: Any) -> AudioHeader:
 
 def read_header(data: bytes, limits: Limits) -> AudioHeader:
     """The header of encoded audio, read without decoding a sample; limits checked."""
+    other = _other(data)
+    if other is not None:
+        return audio_av.read_header(data, limits, other)
     with _open(data) as f:
         header = _header(f)
     check_seconds(header, limits)
     return header
 
 
-def _downmix(block: np.ndarray) -> np.ndarray:
-    # transformers' own expression on soundfile's [frames, channels] block, so the bytes match.
-    waveform = block.T
-    return waveform.mean(axis=0) if waveform.shape[0] > 1 else waveform[0]
-
-
 def decode_audio(data: bytes, limits: Limits) -> DecodedAudio:
     """Encoded audio decoded to float32 mono at its own rate, read block by block so a
     multi-channel file never holds more than the mono result and one block."""
+    other = _other(data)
+    if other is not None:
+        return audio_av.decode_audio(data, limits, other)
     with _open(data) as f:
         header = _header(f)
         check_seconds(header, limits)
@@ -112,12 +115,13 @@ def decode_audio(data: bytes, limits: Limits) -> DecodedAudio:
                 block = f.read(min(_BLOCK, header.frames - n), dtype="float32", always_2d=True)
                 if not len(block):
                     break
-                out[n:n + len(block)] = _downmix(block)
+                out[n:n + len(block)] = downmix(block)
                 n += len(block)
         except (RuntimeError, ValueError) as e:
             raise MediaError(f"audio: corrupt {header.frames}-frame {f.format} stream ({e})") from None
     if n != header.frames:  # a count from the header must equal what processing sees
         raise MediaError(f"audio: truncated stream ({n} of the {header.frames} frames its header declares)")
+    check_finite(out, "audio: the decoded samples")
     return DecodedAudio(out, header.sample_rate, header.channels)
 
 
@@ -140,9 +144,8 @@ def take_audio(src: Audio, limits: Limits, budget: ByteBudget) -> TakenAudio:
     check_seconds(header, limits)
     if not budget.claim(arr.nbytes):
         raise LimitExceededError(f"decoded audio of {arr.nbytes} bytes exceeds the request media byte budget")
-    if not np.isfinite(arr).all():
-        raise MediaError("decoded audio: the samples hold NaN or infinity")
-    samples = np.ascontiguousarray(arr) if arr.ndim == 1 else _downmix(arr)
+    check_finite(arr, "decoded audio: the samples")
+    samples = np.ascontiguousarray(arr) if arr.ndim == 1 else downmix(arr)
     samples = np.array(samples, np.float32, copy=True)
     h = blake3(derive_key_context=HASH_CONTEXT)
     h.update(f"{header.sample_rate}\0{arr.shape}\0".encode())

@@ -156,7 +156,8 @@ def _import_av() -> Any:
 def _open(av: Any, data: bytes) -> Any:
     """The container of ``data``, which has at least one video stream."""
     try:
-        container = av.open(io.BytesIO(data), mode="r", io_open=_refuse_nested_open)
+        # Tags are never read; PyAV's default (strict UTF-8) raises on a Latin-1 title.
+        container = av.open(io.BytesIO(data), mode="r", io_open=_refuse_nested_open, metadata_errors="replace")
     except av.FFmpegError as e:
         raise MediaError(
             f"video decode: not a clip PyAV can open (corrupt, truncated or not a video): {_why(e)}"

@@ -78,7 +78,27 @@ def test_audio_parts_the_template_does_not_place(proc, clip):
      "message 0 part 0: input_audio.data is not valid base64 text"),
     ({"type": "input_audio", "input_audio": {"data": "AAAA", "format": "wav", "rate": 8000}}, mmf.InvalidInputError,
      "message 0 part 0: input_audio takes data and format, got 'rate'"),
+    ({"type": "input_audio", "input_audio": {"format": "wav"}}, mmf.InvalidInputError,
+     "message 0 part 0: input_audio has no data"),
+    ({"type": "input_audio", "input_audio": {"data": "", "format": "wav"}}, mmf.InvalidInputError,
+     "message 0 part 0: input_audio has no data"),
+    ({"type": "input_audio", "input_audio": {"data": "AAAA\nAAAA", "format": "wav"}}, mmf.InvalidInputError,
+     "message 0 part 0: input_audio.data is not valid base64 text"),
+    ({"type": "input_audio", "input_audio": {"data": "AAA", "format": "wav"}}, mmf.InvalidInputError,
+     "message 0 part 0: input_audio.data is not valid base64 text"),
+    ({"type": "input_audio", "input_audio": "AAAA"}, mmf.InvalidInputError,
+     'message 0 part 0: an input_audio part needs input_audio: {"data": ..., "format": ...}'),
+    ({"type": "input_audio", "input_audio": {"data": "AAAA", "format": "WAV"}}, mmf.InvalidInputError,
+     "message 0 part 0: input_audio.format must be one of wav, mp3, flac, ogg, opus, got 'WAV'"),
     ({"type": "audio_url", "audio_url": {}}, mmf.InvalidInputError, "message 0 part 0: audio_url has no url"),
+    ({"type": "audio_url", "audio_url": {"url": ""}}, mmf.InvalidInputError, "message 0 part 0: audio_url has no url"),
+    ({"type": "audio_url", "audio_url": {"url": 3}}, mmf.InvalidInputError,
+     "message 0 part 0: audio_url.url must be a string"),
+    ({"type": "audio_url"}, mmf.InvalidInputError, 'message 0 part 0: a audio_url part needs audio_url: {"url": ...}'),
+    ({"type": "audio_url", "audio_url": 5}, mmf.InvalidInputError,
+     'message 0 part 0: a audio_url part needs audio_url: {"url": ...}'),
+    ({"type": "audio", "audio": "data:audio/wav;base64,AAAA", "path": "/a.wav"}, mmf.InvalidInputError,
+     "message 0 part 0: the audio part needs exactly one of audio, url, path (got audio, path)"),
     ({"type": "audio"}, mmf.InvalidInputError,
      "message 0 part 0: the audio part needs exactly one of audio, url, path (got none)"),
     ({"type": "image_url", "image_url": {"url": "https://x.invalid/a.png"}}, mmf.UnsupportedError,
@@ -103,3 +123,33 @@ def test_item_errors_name_the_message_part(proc, clip):
                 "item 1: message 1 part 0: audio of 160 samples at 16000 Hz gives no <|AUDIO|> token (at least 321 "
                 "samples are needed; Qwen2AudioProcessor would drop the clip from the prompt)")
     assert e.item == 1
+
+
+
+def _input_audio(data: bytes, fmt: str) -> dict:
+    return {"type": "input_audio", "input_audio": {"data": base64.b64encode(data).decode(), "format": fmt}}
+
+
+def _half_flac() -> bytes:
+    from tests.media.audio_helpers import encode, tone
+
+    flac = encode(tone(1.0, 16000), 16000, "FLAC", "PCM_16")
+    return flac[: len(flac) // 2]
+
+
+@pytest.mark.parametrize(("make", "error", "message"), [
+    (lambda: _input_audio(b"junk" * 20, "wav"), mmf.MediaError,
+     "item 0: message 0 part 0: audio: not a readable audio file (Format not recognised.)"),
+    (lambda: _input_audio(_half_flac(), "flac"), mmf.MediaError,
+     "item 0: message 0 part 0: audio: corrupt 16000-frame FLAC stream (Error : flac decoder lost sync.)"),
+    (lambda: {"type": "audio_url", "audio_url": "data:audio/wav;base64,%%%"}, mmf.MediaError,
+     "item 0 (data:audio/wav;base64,...): message 0 part 0: media fetch: base64 decode: invalid symbol '%' at "
+     "offset 0"),
+    (lambda: {"type": "audio_url", "audio_url": {"url": "file:///nonexistent/a.wav"}}, mmf.FetchError,
+     "item 0 (a.wav): message 0 part 0: media fetch: file:///nonexistent/a.wav: No such file or directory"),
+    (lambda: {"type": "audio", "audio": 5}, mmf.InvalidInputError,
+     "item 0: message 0 part 0: unsupported audio source type int; expected bytes, str, a pathlib.Path, "
+     "mm_framework.Audio (float32 samples with their sample_rate)"),
+])
+def test_bad_audio_items_name_the_message_part(proc, make, error, message):
+    assert rejects(lambda: proc.apply_chat_template(user(make())), error, message).item == 0

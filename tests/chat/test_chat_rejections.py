@@ -96,6 +96,9 @@ def test_bad_messages(proc, messages, error, message):
      "item 0 (data:image/png;base64,...): message 0 part 1: processor option max_pixels=10 for this image: "
      "qwen_vl spec: field 'max_pixels' must be at least (patch_size * merge_size)**2 = 784: smart_resize never "
      "makes a side shorter than 28, got 10"),
+    ({"type": "image", "image": 5}, mmf.InvalidInputError,
+     "item 0: message 0 part 1: unsupported source type int; expected bytes, str, a pathlib.Path, a "
+     "PIL.Image.Image or a uint8 numpy array"),
     ({"type": "image", "image": "data:image/png;base64,AAAA"}, mmf.MediaError,
      "item 0 (data:image/png;base64,...): message 0 part 1: image decode: cannot identify image file"),
 ])

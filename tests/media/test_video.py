@@ -278,3 +278,11 @@ def test_video_clip_validates():
         VideoClip(frames=np.zeros((1, 2, 2, 3), np.uint8), indices=(0,), total_frames=1, fps=None)
     with pytest.raises(mmf.InternalError, match="1 frames but 2 indices"):
         VideoClip(frames=ok, indices=(0, 1), total_frames=1, fps=None)
+
+
+def test_tags_that_are_not_utf8_are_ignored():
+    from .audio_helpers import av_encode, tone
+
+    clip = av_encode(tone(1.0, 16000), 16000, "mp4", "aac", video=True, title="QQQQQQ")
+    latin1 = clip.replace(b"QQQQQQ", b"\xff\xfe\x8d\xefab")
+    assert read_header(latin1) == read_header(clip)
