@@ -82,7 +82,8 @@ def test_chat_model_equals_transformers(name, backend, built, media):
     if backend == "torchvision":
         pytest.importorskip("torchvision")
     root = built(name)
-    proc = mmf.Processor.from_model_dir(root)
+    # PIL is every family's default backend; another one is the spec's "backend" choice.
+    proc = mmf.Processor.from_model_dir(root, spec_overrides={} if backend == "pil" else {"backend": backend})
     ref = model.reference(root, backend)
     cases = model.cases(media)
     assert cases, "a chat model without cases proves nothing"
