@@ -12,8 +12,10 @@ spec holds exactly the settings its outputs depend on:
 - ``video_min_pixels`` / ``video_max_pixels``: per frame for ``qwen2``, the budget over all
   sampled frames for ``qwen3``;
 - ``video_sample_frames``: transformers' ``do_sample_frames``; when true, ``video_min_frames``
-  and ``video_max_frames``, and ``video_fps`` (required for ``qwen2``; ``qwen3`` without it
-  takes ``min(max(total, min_frames), max_frames)`` frames);
+  and ``video_max_frames`` (4 and 768 when absent: both processors' class attributes, which an
+  instance whose config names none samples with, as when a request turns sampling on), and
+  ``video_fps`` (required for ``qwen2``; ``qwen3`` without it takes
+  ``min(max(total, min_frames), max_frames)`` frames);
 - ``tokens_per_second`` (``qwen2`` only): Qwen2.5-VL's ``vision_config.tokens_per_second``;
   its presence also makes the outputs carry ``second_per_grid_ts``;
 - ``vision_start_token_id``, ``vision_end_token_id`` and ``timestamp_token_ids`` (``qwen3``
@@ -40,6 +42,9 @@ VIDEO_FIELDS = (
     "vision_end_token_id", "timestamp_token_ids",
 )
 _SAMPLING = ("video_fps", "video_min_frames", "video_max_frames")
+# transformers 5.24's Qwen2VLVideoProcessor and Qwen3VLVideoProcessor class attributes
+# min_frames and max_frames.
+DEFAULT_FRAMES = (4, 768)
 _QWEN3_ONLY = ("vision_start_token_id", "vision_end_token_id", "timestamp_token_ids")
 
 
@@ -108,10 +113,9 @@ def parse_video(f: SpecFields, params: Mapping[str, Any], image_token_id: int) -
         for name in _QWEN3_ONLY:
             need(name, f"with video_processor {processor!r}")
     sample = None if params.get("video_sample_frames") is None else f.boolean("video_sample_frames")
-    for name in _SAMPLING:
-        if sample and (name != "video_fps" or processor == "qwen2"):
-            # transformers' Qwen2 sampler crashes without a rate (docs/families/qwen_vl_video.md §3).
-            need(name, f"when video_sample_frames is true (video_processor {processor!r})")
+    if sample and processor == "qwen2":
+        # transformers' Qwen2 sampler crashes without a rate (docs/families/qwen_vl_video.md §3).
+        need("video_fps", f"when video_sample_frames is true (video_processor {processor!r})")
     if missing:
         raise _missing(f, missing)
     for name in _SAMPLING:
@@ -130,8 +134,8 @@ def parse_video(f: SpecFields, params: Mapping[str, Any], image_token_id: int) -
         max_pixels=f.integer("video_max_pixels", minimum=1),
         sample_frames=sample,
         fps=f.number("video_fps", positive=True, nullable=True),
-        min_frames=f.integer("video_min_frames", minimum=1, nullable=True),
-        max_frames=f.integer("video_max_frames", minimum=1, nullable=True),
+        min_frames=_frames(f, "video_min_frames", sample, DEFAULT_FRAMES[0]),
+        max_frames=_frames(f, "video_max_frames", sample, DEFAULT_FRAMES[1]),
         tokens_per_second=f.integer("tokens_per_second", minimum=1, nullable=True),
         vision_start_token_id=f.integer("vision_start_token_id", minimum=0, nullable=True),
         vision_end_token_id=f.integer("vision_end_token_id", minimum=0, nullable=True),
@@ -139,6 +143,11 @@ def parse_video(f: SpecFields, params: Mapping[str, Any], image_token_id: int) -
     )
     _check_distinct(f, image_token_id, spec)
     return spec
+
+
+def _frames(f: SpecFields, name: str, sample: bool | None, default: int) -> int | None:
+    value = f.integer(name, minimum=1, nullable=True)
+    return default if value is None and sample else value
 
 
 def _missing(f: SpecFields, missing: dict[str, list[str]]) -> SpecError:

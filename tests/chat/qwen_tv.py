@@ -30,13 +30,14 @@ MODELS: dict[str, tuple[str, str, str, str]] = {
     "qwen2_vl": ("qwen2_vl_instruct", "Qwen2VLProcessor", "Qwen2VLVideoProcessor", "qwen2_vl_class_defaults"),
     "qwen2_5_vl": ("qwen2_5_vl_instruct", "Qwen2_5_VLProcessor", "Qwen2VLVideoProcessor", "qwen2_5_vl"),
     "qwen3_vl": ("qwen3_vl_instruct", "Qwen3VLProcessor", "Qwen3VLVideoProcessor", "qwen3_vl"),
+    "qwen3_5": ("qwen3_5", "Qwen3VLProcessor", "Qwen3VLVideoProcessor", "qwen3_5"),
 }
 
 
 def make_dir(model: str, root: Path) -> Path:
-    """The model directory of ``model`` in ``root``. Qwen2.5-VL gets Qwen2-VL's template (the
-    positions tests read only its placeholders); Qwen3-VL its published one
-    (tests/chat/data/SOURCES.md)."""
+    """The model directory of ``model`` ("qwen2_vl", "qwen2_5_vl", "qwen3_vl") in ``root``, each
+    with its published template: Qwen2.5-VL-7B-Instruct publishes Qwen2-VL's text; Qwen3-VL its
+    own (tests/chat/data/SOURCES.md). Qwen3.5 has its own vocabulary (tests/chat/models/qwen_vl.py)."""
     if model == "qwen2_vl":
         return make_qwen2_vl_dir(root)
     root = make_qwen2_vl_dir(root, chat_template_json=model == "qwen2_5_vl",
@@ -48,7 +49,8 @@ def make_dir(model: str, root: Path) -> Path:
     return root
 
 
-def _template(root: Path) -> str:
+def chat_template_of(root: Path) -> str:
+    """The processor's template in ``root`` (``chat_template.jinja``, else ``chat_template.json``)."""
     if (root / "chat_template.jinja").is_file():
         return (root / "chat_template.jinja").read_text(encoding="utf-8")
     return json.loads((root / "chat_template.json").read_text(encoding="utf-8"))["chat_template"]
@@ -69,7 +71,7 @@ def hf_processor(model: str, root: Path, image_backend: str = "torchvision", **v
     vp = getattr(transformers, MODELS[model][2]).from_dict({**vpp, **video_changes})
     tok = transformers.AutoTokenizer.from_pretrained(root)
     return getattr(transformers, MODELS[model][1])(image_processor=ip, video_processor=vp, tokenizer=tok,
-                                                   chat_template=_template(root))
+                                                   chat_template=chat_template_of(root))
 
 
 def write_clip(path: Path, frames: int, fps: int, width: int, height: int, seed: int) -> Path:

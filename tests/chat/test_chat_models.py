@@ -2,7 +2,8 @@
 for each case, the rendered prompt equals ``apply_chat_template(tokenize=False)``, and the ids
 and every model input in ``model.keys`` equal ``apply_chat_template(tokenize=True,
 return_dict=True, return_tensors="np")`` byte for byte, on each image backend the model lists
-(the torchvision one only where torchvision is installed)."""
+(the torchvision one only where torchvision is installed), and, for a model with a
+``positions_reference`` whose requirements are installed, the positions equal the reference's."""
 
 from __future__ import annotations
 
@@ -48,16 +49,22 @@ def test_chat_model_equals_transformers(name, backend, built, media):
     if backend == "torchvision":
         pytest.importorskip("torchvision")
     root = built(name)
-    proc = mmf.Processor.from_model_dir(root)
+    # PIL is every family's default backend; another one is the spec's "backend" choice.
+    proc = mmf.Processor.from_model_dir(root, spec_overrides={} if backend == "pil" else {"backend": backend})
     ref = model.reference(root, backend)
     cases = model.cases(media)
     assert cases, "a chat model without cases proves nothing"
+    positions = model.positions_reference(root) if model.positions_reference else None
     for label, case in cases.items():
         text = proc.render(case.messages, **case.kwargs)
         assert text == ref.apply_chat_template(case.messages, tokenize=False, **theirs_kwargs(case)), label
         ids, theirs = reference_inputs(ref, case, model.keys)
         out = proc.apply_chat_template(case.messages, **{**case.kwargs, **case.ours})
         assert out.input_ids.tolist() == ids.tolist(), label
+        if positions is not None:
+            want, delta = positions(out)
+            np.testing.assert_array_equal(out.positions.positions, want, err_msg=label)
+            assert out.positions.delta == delta, label
         if not out.items:
             continue
         ours = out.model_kwargs()

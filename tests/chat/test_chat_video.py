@@ -85,6 +85,8 @@ OPTIONS = [
     ("qwen2_vl", {"max_pixels": 64 * 28 * 28}, {}, {"max_pixels": 64 * 28 * 28}),
     ("qwen2_vl", {"min_pixels": 160 * 28 * 28}, {}, {"min_pixels": 160 * 28 * 28}),
     ("qwen2_vl", {"fps": 4, "min_frames": 4, "max_frames": 768}, {"fps": 4}, {}),
+    # Its configs name no frame bounds: transformers samples between its class defaults (4, 768).
+    ("qwen2_vl", {"fps": 2}, {"fps": 2}, {}),
     ("qwen3_vl", {}, {}, {}),
     ("qwen3_vl", {"fps": 4}, {"fps": 4}, {}),
     ("qwen3_vl", {"fps": 1, "min_frames": 6}, {"fps": 1}, {"min_frames": 6}),
@@ -123,13 +125,3 @@ def test_request_level_fps_samples_as_transformers(dirs, media):
     assert_equal(out, reference(hf, messages, fps=3), "fps=3 for every video")
     assert out.model_kwargs()["video_grid_thw"].tolist() != proc.apply_chat_template(
         messages).model_kwargs()["video_grid_thw"].tolist()  # the option changed the sampling
-
-
-def test_fps_on_a_model_that_does_not_sample_needs_its_frame_bounds(dirs, media):
-    """Qwen2-VL-7B-Instruct's configs leave ``do_sample_frames`` off, so its spec holds no frame
-    bounds; transformers then samples with its class defaults (4, 768). An ``fps`` alone is
-    refused, naming the fields to give with it (docs/chat.md, "qwen-vl-utils")."""
-    proc = mmf.Processor.from_model_dir(dirs["qwen2_vl"], spec_overrides={"backend": "torchvision"})
-    with pytest.raises(mmf.SpecError, match=r"'video_min_frames', 'video_max_frames' are required") as e:
-        proc.apply_chat_template(chats(media, fps=2)["video_url"])
-    assert str(e.value).startswith("item 0 (short.mp4): message 0 part 0: processor option fps=2")

@@ -36,7 +36,10 @@ class ChatModel:
     is transformers' processor for it (``backend``: "pil" or "torchvision"), built from the
     directory as ``AutoProcessor.from_pretrained`` would; ``cases(media)`` the requests, their
     files written into ``media``; ``keys`` the model inputs compared byte for byte besides
-    ``input_ids`` (``Output.model_kwargs()`` against the reference's ``BatchFeature``)."""
+    ``input_ids`` (``Output.model_kwargs()`` against the reference's ``BatchFeature``);
+    ``positions_reference(root)``, for a model whose positions transformers computes in the model
+    rather than the processor: a function giving the reference's ``(positions, delta)`` for an
+    ``Output``, or None where what it needs (torch) is not installed."""
 
     name: str
     make_dir: Callable[[Path], Path]
@@ -44,6 +47,7 @@ class ChatModel:
     cases: Callable[[Path], Mapping[str, Case]]
     keys: tuple[str, ...]
     backends: tuple[str, ...] = ("pil",)
+    positions_reference: Callable[[Path], Callable[[Any], tuple[Any, int]] | None] | None = None
 
 
 # The AddedToken fields a tokenizer_config.json's added_tokens_decoder holds per token.
