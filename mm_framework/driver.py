@@ -103,10 +103,12 @@ class Plan:
                 f"processor option {unknown[0]!r} is not one family {self.hooks.family!r} takes for "
                 f"{item.modality} items; it takes: {', '.join(sorted(takes)) or 'none'}", item=index,
             )
-        options = {**{k: v for k, v in inp.options.items() if k in takes}, **item.options}
+        shared = self.capabilities.options_for_request.get(item.modality, {})
+        options = {**{k: v for k, v in inp.options.items() if k in shared}, **item.options}
         if not options:
             return self
-        fields = {takes[k]: v for k, v in options.items()}
+        fields = {**{shared[k]: v for k, v in inp.options.items() if k in shared},
+                  **{takes[k]: v for k, v in item.options.items()}}
         try:
             hooks = hooks_for(json.dumps({**self.spec, **fields}, sort_keys=True))
         except TypeError:
@@ -126,7 +128,7 @@ def admit(plan: Plan, inp: MmInput) -> None:
         raise LimitExceededError(f"multimodal request exceeds {plan.limits.max_items} media items (got {n})")
     for i, item in enumerate(inp.items):
         plan.modality(item.modality, item=i)
-    taken = {name for names in plan.capabilities.item_options.values() for name in names}
+    taken = {name for names in plan.capabilities.options_for_request.values() for name in names}
     unknown = sorted(set(inp.options) - taken)
     if unknown:
         raise SpecError(
