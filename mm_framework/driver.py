@@ -114,7 +114,11 @@ class Plan:
         except TypeError:
             raise SpecError(f"processor options {options!r} are not JSON values", item=index) from None
         except SpecError as e:
-            shown = ", ".join(f"{k}={v!r}" for k, v in options.items())
+            # A request-level option an item's own of that name does not replace is shown too.
+            apart = {k: v for k, v in inp.options.items()
+                     if k in item.options and k in shared and shared[k] != takes[k]}
+            shown = ", ".join([*(f"{k}={v!r}" for k, v in options.items()),
+                               *(f"{k}={v!r} (the request's)" for k, v in apart.items())])
             raise SpecError(f"processor option {shown} for this {item.modality}: {e.cause}", item=index) from None
         return Plan._of(hooks, self.limits, self.cache)
 

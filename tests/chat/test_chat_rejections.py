@@ -190,6 +190,15 @@ def test_qwen_vl_utils_exact_size_is_a_per_image_option(qvu):
             "do_sample_frames, fps, max_frames, max_pixels, min_frames, min_pixels")
 
 
+def test_a_request_option_beside_an_items_own_of_that_name_is_shown(qvu):
+    # In this mode the two reach different resizes, so the refused one is named either way.
+    rejects(lambda: qvu.apply_chat_template(user({"type": "text", "text": "a"}, {**IMAGE, "max_pixels": 10**5}),
+                                            mm_processor_kwargs={"max_pixels": 10}),
+            mmf.SpecError, AT + "max_pixels=100000, max_pixels=10 (the request's) for this image: qwen_vl spec: "
+            "field 'max_pixels' must be at least (patch_size * merge_size)**2 = 784: smart_resize never makes a "
+            "side shorter than 28, got 10")
+
+
 def test_the_loading_choice_is_validated(model_dir):
     rejects(lambda: mmf.Processor.from_model_dir(model_dir, spec_overrides={"vision_info": "yes"}), mmf.SpecError,
             "qwen_vl spec: field 'vision_info' must be one of 'qwen_vl_utils', got 'yes'")
