@@ -5,7 +5,8 @@ The reference is what Qwen's model cards run: ``qwen_vl_utils.process_vision_inf
 torchvision image processor; compared: ids, ``pixel_values`` and ``image_grid_thw`` byte for
 byte, for each per-image option, awkward loading cases (EXIF, RGBA, LA, P+tRNS), several
 images with their own options in one chat, and request-level ``mm_processor_kwargs`` (the
-processor's, resizing qwen-vl-utils' output again) beside per-image ones. Where the two
+processor's, resizing qwen-vl-utils' output again) beside per-image ones, on Qwen2-VL (and
+Qwen3-VL with its patch size). Where the two
 references disagree the test pins what each does (docs/chat.md, "qwen-vl-utils").
 """
 
@@ -30,7 +31,7 @@ vision_process = pytest.importorskip(
     "qwen_vl_utils.vision_process", reason="qwen-vl-utils is not installed (the torchvision stage installs it)"
 )
 
-from .qwen_tv import hf_processor  # noqa: E402  (imports transformers' torchvision processors)
+from .qwen_tv import hf_processor, make_dir  # noqa: E402  (imports transformers' torchvision processors)
 
 QWEN_VL_UTILS = {"vision_info": "qwen_vl_utils", "alpha": "composite_rgba"}
 BLOCK = 28 * 28
@@ -244,6 +245,25 @@ def test_where_the_references_load_alike_and_apart(model_dir, reference, paths):
         if image in ("la", "palette_trns"):
             pv = default.apply_chat_template(messages).model_kwargs()["pixel_values"]
             assert pv.tobytes() != qvu["pixel_values"].astype(np.float32).tobytes(), image
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_qwen3_vl_with_its_patch_size(tmp_path, paths, backend):
+    """Qwen3-VL's card calls process_vision_info(messages, image_patch_size=16); its processor's
+    min_pixels (65536) is above qwen-vl-utils' default (4096), so small images are resized twice."""
+    root = make_dir("qwen3_vl", tmp_path / "qwen3_vl")
+    hf = hf_processor("qwen3_vl", root, image_backend=backend)
+    proc = mmf.Processor.from_model_dir(root, spec_overrides={**QWEN_VL_UTILS, "backend": backend})
+    side = 32 * 32
+    messages = chat(part(str(paths["small"])), part(str(paths["photo"]), max_pixels=300 * side),
+                    part(str(paths["odd"]), resized_height=100, resized_width=640), part(str(paths["rgba"])))
+    images, _ = vision_process.process_vision_info(messages, image_patch_size=16)
+    text = hf.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    want = {k: np.asarray(v) for k, v in hf(text=[text], images=images, return_tensors="np").items()}
+    got = proc.apply_chat_template(messages)
+    assert_equal(got, want, f"qwen3_vl {backend}")
+    # 90x60: fetch_image rounds it to 96x64, which the processor grows to 320x224 (>= 65536 pixels).
+    assert got.model_kwargs()["image_grid_thw"][0].tolist() == [1, 14, 20]
 
 
 def test_qwen_vl_utils_reads_no_video_here():
