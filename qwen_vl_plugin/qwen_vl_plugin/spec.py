@@ -3,7 +3,8 @@
 A spec is ``{"family": "qwen_vl", **fields}``; the factory receives the fields without
 ``"family"``. Every field is checked and every failure is a :class:`SpecError` that
 names the field; unknown fields are errors too, so a typo can never silently fall back
-to a default. The video fields are optional as a group (:mod:`.video_spec`).
+to a default. The video fields are optional as a group (:mod:`.video_spec`), and so are
+the qwen-vl-utils fields (:mod:`.vision_info`).
 """
 
 from __future__ import annotations
