@@ -201,6 +201,10 @@ class Capabilities:
     that item (``{"image": {"max_pixels": "max_pixels"}, "video": {"fps": "video_fps"}}``):
     the item is processed by the family built from the spec with those fields replaced,
     so the family's own spec validation bounds every value.
+    ``request_options``: the same for the options a request sets for all its items, where
+    they replace other fields than an item's own (qwen_vl's qwen-vl-utils mode: an image's
+    own bounds are qwen-vl-utils' resize, the request's the processor's); ``None`` is
+    ``item_options``.
     ``outputs``: per modality, the :class:`ItemOutputs` every item of it has (feature dtype,
     aux names, dtypes and shapes); datasets need it (their columns are made from it), and
     items of a modality left out are held to nothing.
@@ -215,11 +219,20 @@ class Capabilities:
     item_options: Mapping[str, Mapping[str, str]] = attrs.field(
         factory=dict, converter=lambda m: {k: dict(v) for k, v in m.items()}, validator=_item_options
     )
+    request_options: Mapping[str, Mapping[str, str]] | None = attrs.field(
+        default=None, converter=lambda m: None if m is None else {k: dict(v) for k, v in m.items()},
+        validator=attrs.validators.optional(_item_options),
+    )
     outputs: Mapping[str, ItemOutputs] = attrs.field(factory=dict, converter=dict, validator=_outputs)
 
     @property
     def video(self) -> bool:
         return "video" in self.modalities
+
+    @property
+    def options_for_request(self) -> Mapping[str, Mapping[str, str]]:
+        """``request_options``, or ``item_options`` when the family declares none."""
+        return self.item_options if self.request_options is None else self.request_options
 
 
 def _dimension(what: str) -> Any:
@@ -324,8 +337,8 @@ class DecodeOptions:
     and without it decode alike (and share cache entries).
     """
 
-    alpha: Literal["composite", "drop"] = attrs.field(
-        default="drop", validator=attrs.validators.in_(("composite", "drop"))
+    alpha: Literal["composite", "drop", "composite_rgba"] = attrs.field(
+        default="drop", validator=attrs.validators.in_(("composite", "drop", "composite_rgba"))
     )
     exif_transpose: bool = False
     max_pixels: int | None = None

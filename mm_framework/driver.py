@@ -103,16 +103,22 @@ class Plan:
                 f"processor option {unknown[0]!r} is not one family {self.hooks.family!r} takes for "
                 f"{item.modality} items; it takes: {', '.join(sorted(takes)) or 'none'}", item=index,
             )
-        options = {**{k: v for k, v in inp.options.items() if k in takes}, **item.options}
+        shared = self.capabilities.options_for_request.get(item.modality, {})
+        options = {**{k: v for k, v in inp.options.items() if k in shared}, **item.options}
         if not options:
             return self
-        fields = {takes[k]: v for k, v in options.items()}
+        fields = {**{shared[k]: v for k, v in inp.options.items() if k in shared},
+                  **{takes[k]: v for k, v in item.options.items()}}
         try:
             hooks = hooks_for(json.dumps({**self.spec, **fields}, sort_keys=True))
         except TypeError:
             raise SpecError(f"processor options {options!r} are not JSON values", item=index) from None
         except SpecError as e:
-            shown = ", ".join(f"{k}={v!r}" for k, v in options.items())
+            # A request-level option an item's own of that name does not replace is shown too.
+            apart = {k: v for k, v in inp.options.items()
+                     if k in item.options and k in shared and shared[k] != takes[k]}
+            shown = ", ".join([*(f"{k}={v!r}" for k, v in options.items()),
+                               *(f"{k}={v!r} (the request's)" for k, v in apart.items())])
             raise SpecError(f"processor option {shown} for this {item.modality}: {e.cause}", item=index) from None
         return Plan._of(hooks, self.limits, self.cache)
 
@@ -126,7 +132,7 @@ def admit(plan: Plan, inp: MmInput) -> None:
         raise LimitExceededError(f"multimodal request exceeds {plan.limits.max_items} media items (got {n})")
     for i, item in enumerate(inp.items):
         plan.modality(item.modality, item=i)
-    taken = {name for names in plan.capabilities.item_options.values() for name in names}
+    taken = {name for names in plan.capabilities.options_for_request.values() for name in names}
     unknown = sorted(set(inp.options) - taken)
     if unknown:
         raise SpecError(

@@ -304,3 +304,45 @@ def test_an_item_option_uses_the_family_registered_now(opts):
     assert (plain.items[0].feature.array <= 0).all()
     # The item is processed by the family registered now, like the pipeline's own items.
     assert np.array_equal(after.items[0].feature.array, -before.items[0].feature.array)
+
+
+# --- request_options: request-level options with their own fields ------------------------------
+class RequestOptionFamily(OptionFamily):
+    """``block`` only for the whole request (``Capabilities.request_options``), none per item."""
+
+    @mmp.hookimpl
+    def mm_capabilities(self):
+        return attrs.evolve(super().mm_capabilities(), item_options={"image": {}},
+                            request_options={"image": {"block": "block"}})
+
+
+class RequestOptionPlugin:
+    @mmp.hookimpl
+    def mm_register_families(self, register):
+        register("toy_request_opts", RequestOptionFamily)
+
+
+@pytest.fixture
+def request_pipe(opts):
+    name = mmf.plugins.register(RequestOptionPlugin(), name="toy-request-opts-plugin")
+    try:
+        yield mmf.pipeline_from_spec({**SPEC, "family": "toy_request_opts"})
+    finally:
+        mmf.plugins.unregister(name)
+
+
+def test_request_options_route_request_level_options_apart_from_an_items(request_pipe):
+    got = request_pipe.process(mmf.MmInput([A, B], ids(2), options={"block": 8}))
+    want = mmf.pipeline_from_spec({**SPEC, "family": "toy_request_opts", "block": 8}).process(
+        mmf.MmInput([A, B], ids(2)))
+    assert_same_output(want, attrs.evolve(got, spec=want.spec), "request block=8")
+    e = rejected(request_pipe, mmf.MmInput([mmf.Image(A, block=8)], ids(1)))
+    assert str(e) == "item 0: processor option 'block' is not one family 'toy_request_opts' takes for image " \
+        "items; it takes: none"
+
+
+def test_without_request_options_a_request_takes_the_item_options(pipe):
+    assert pipe.capabilities.request_options is None
+    assert pipe.capabilities.options_for_request == pipe.capabilities.item_options
+    e = rejected(pipe, mmf.MmInput([A], ids(1), options={"colour": 1}))
+    assert str(e) == "processor option 'colour' is not one family 'toy_opts' takes; it takes: block"

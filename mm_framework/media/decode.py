@@ -237,7 +237,9 @@ def decode_rgb(data: bytes, options: DecodeOptions = DecodeOptions(), *, keep_so
 
     ``alpha="composite"`` blends onto opaque white exactly as transformers'
     ``convert_to_rgb`` does for PIL images (also for palette transparency);
-    ``"drop"`` is Pillow's ``convert("RGB")``.
+    ``"drop"`` is Pillow's ``convert("RGB")``; ``"composite_rgba"`` is qwen-vl-utils' ``to_rgb``:
+    an ``RGBA`` image pasted onto white through its alpha, every other mode ``convert("RGB")``
+    (so the alpha of ``LA``, ``PA`` and palette transparency is dropped).
 
     ``keep_source``: return a :class:`SourcedImage` that also lends the Pillow image the
     array was exported from, for a family that resizes with Pillow (see :func:`take_source`).
@@ -258,6 +260,10 @@ def pil_to_rgb(im: Image.Image, options: DecodeOptions, *, keep_source: bool = F
             rgba = im.convert("RGBA")
             white = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
             im = Image.alpha_composite(white, rgba).convert("RGB")
+        elif options.alpha == "composite_rgba" and im.mode == "RGBA":
+            white = Image.new("RGB", im.size, (255, 255, 255))
+            white.paste(im, mask=im.getchannel("A"))
+            im = white
         elif im.mode != "RGB":
             im = im.convert("RGB")
         rgb = rgb_array(im)

@@ -35,8 +35,14 @@ from .video_item import QwenVideo
 _NORMS = {"pil": channel_norm_pil, "fused": channel_norm_fused}
 
 # The processor options a request may set per item (transformers' call-time kwargs of
-# Qwen2VLImageProcessor / the video processors), and the spec field each replaces.
-IMAGE_OPTIONS = {"min_pixels": "min_pixels", "max_pixels": "max_pixels"}
+# Qwen2VLImageProcessor / the video processors), and the spec field each replaces. The exact
+# size is qwen-vl-utils' alone; without its mode the spec refuses it, saying so.
+RESIZED = {"resized_height": "resized_height", "resized_width": "resized_width"}
+IMAGE_OPTIONS = {"min_pixels": "min_pixels", "max_pixels": "max_pixels", **RESIZED}
+# In the qwen-vl-utils mode an image's own bounds are fetch_image's and the request's
+# (mm_processor_kwargs) the processor's, as process_vision_info + the processor apply them.
+FETCH_OPTIONS = {"min_pixels": "fetch_min_pixels", "max_pixels": "fetch_max_pixels", **RESIZED}
+REQUEST_IMAGE_OPTIONS = {"min_pixels": "min_pixels", "max_pixels": "max_pixels"}
 VIDEO_OPTIONS = {
     "min_pixels": "video_min_pixels", "max_pixels": "video_max_pixels",
     "do_sample_frames": "video_sample_frames", "fps": "video_fps", "min_frames": "video_min_frames",
@@ -63,6 +69,11 @@ class QwenVlFamily:
 
     def target_size(self, width: int, height: int) -> tuple[int, int]:
         """``(width, height)`` the image is resized to; ``MediaError`` when rejected."""
+        if self.spec.vision_info is not None:
+            height, width = self.spec.vision_info.fetch_size(height, width)
+        return self._processor_size(width, height)
+
+    def _processor_size(self, width: int, height: int) -> tuple[int, int]:
         s = self.spec
         th, tw = smart_resize(height, width, s.factor, s.min_pixels, s.max_pixels)
         return tw, th
@@ -80,7 +91,12 @@ class QwenVlFamily:
         ``source``: the Pillow image ``rgb`` was decoded to, when the decoder lent it.
         """
         h, w = rgb.shape[:2]
-        tw, th = self.target_size(w, h)
+        if self.spec.vision_info is not None:
+            # fetch_image's Pillow resize (bicubic); the processor's follows, on its output.
+            fh, fw = self.spec.vision_info.fetch_size(h, w)
+            if (fh, fw) != (h, w):
+                rgb, source, h, w = resize_rgb(rgb, fw, fh, "pil_bicubic", source=source), None, fh, fw
+        tw, th = self._processor_size(w, h)
         if (th, tw) == (h, w):
             # transformers copies here; the bytes are the same, so skip the copy.
             return rgb
@@ -93,18 +109,22 @@ class QwenVlFamily:
         # Qwen vocabularies are int32 token ids; anything else is a caller bug. The texts are
         # the processor's image_token / video_token, the same in every Qwen vocabulary.
         marks, texts = {"image": self.spec.image_token_id}, {"image": "<|image_pad|>"}
-        options = {"image": IMAGE_OPTIONS}
+        fetch = self.spec.vision_info is not None
+        options = {"image": FETCH_OPTIONS if fetch else IMAGE_OPTIONS}
+        shared = {"image": REQUEST_IMAGE_OPTIONS} if fetch else None
         outputs = {"image": mmp.ItemOutputs("f32", {"image_grid_thw": ("i64", (3,))})}
         if self.video is not None:
             marks["video"], texts["video"] = self.video.video.token_id, "<|video_pad|>"
             options["video"] = VIDEO_OPTIONS
+            if shared is not None:
+                shared["video"] = VIDEO_OPTIONS
             aux = {"video_grid_thw": ("i64", (3,))}
             if self.video.video.tokens_per_second is not None:  # Qwen2.5-VL
                 aux["second_per_grid_ts"] = ("f32", (1,))
             outputs["video"] = mmp.ItemOutputs("f32", aux)
         return mmp.Capabilities(
             modalities=tuple(marks), id_range=(0, 2**31 - 1), placeholders=marks, placeholder_texts=texts,
-            item_options=options, outputs=outputs,
+            item_options=options, request_options=shared, outputs=outputs,
         )
 
     @mmp.hookimpl

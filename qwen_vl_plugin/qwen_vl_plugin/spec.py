@@ -3,7 +3,8 @@
 A spec is ``{"family": "qwen_vl", **fields}``; the factory receives the fields without
 ``"family"``. Every field is checked and every failure is a :class:`SpecError` that
 names the field; unknown fields are errors too, so a typo can never silently fall back
-to a default. The video fields are optional as a group (:mod:`.video_spec`).
+to a default. The video fields are optional as a group (:mod:`.video_spec`), and so are
+the qwen-vl-utils fields (:mod:`.vision_info`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from mm_framework.plugin import SpecFields
 
 from .video_prompt import QWEN2_TIMESTAMPS, QWEN3_5_TIMESTAMPS
 from .video_spec import VIDEO_FIELDS, VideoSpec, check_pixels, parse_video
+from .vision_info import VISION_INFO_FIELDS, VisionInfo, parse_vision_info
 
 FAMILY = "qwen_vl"
 
@@ -37,7 +39,9 @@ BACKENDS: dict[str, tuple[str, str]] = {
     "pil": ("pil_bicubic", "pil"),
     "torchvision": ("aten_u8", "fused"),
 }
-ALPHA_MODES = ("composite", "drop")
+# "composite": transformers' convert_to_rgb for PIL.Image input; "drop": Pillow's convert("RGB")
+# (transformers' load_image, its chat path); "composite_rgba": qwen-vl-utils' to_rgb.
+ALPHA_MODES = ("composite", "drop", "composite_rgba")
 
 REQUIRED = (
     "image_token_id",
@@ -50,7 +54,7 @@ REQUIRED = (
     "image_std",
 )
 DEFAULTS: dict[str, Any] = {"backend": "pil", "alpha": "composite", "exif_transpose": False,
-                            **dict.fromkeys(VIDEO_FIELDS)}
+                            **dict.fromkeys(VIDEO_FIELDS), **dict.fromkeys(VISION_INFO_FIELDS)}
 
 
 @attrs.frozen
@@ -69,6 +73,7 @@ class QwenVlSpec:
     alpha: str = "composite"
     exif_transpose: bool = False
     video: VideoSpec | None = None
+    vision_info: VisionInfo | None = None
 
     @property
     def factor(self) -> int:
@@ -80,8 +85,9 @@ class QwenVlSpec:
         d = attrs.asdict(self, recurse=False)
         d["image_mean"] = list(self.image_mean)
         d["image_std"] = list(self.image_std)
-        video = d.pop("video")
-        return {"family": FAMILY, **d, **({} if video is None else video.to_dict())}
+        video, vision_info = d.pop("video"), d.pop("vision_info")
+        return {"family": FAMILY, **d, **({} if video is None else video.to_dict()),
+                **({} if vision_info is None else vision_info.to_dict())}
 
 
 def parse_spec(params: Mapping[str, Any]) -> QwenVlSpec:
@@ -105,6 +111,7 @@ def parse_spec(params: Mapping[str, Any]) -> QwenVlSpec:
         video=parse_video(f, params, image_token_id),
     )
     _cross_check(f, spec)
+    spec = attrs.evolve(spec, vision_info=parse_vision_info(f, params, spec.factor, MAX_IMAGE_PIXELS))
     if spec.video is not None:
         check_pixels(f, spec.video, spec.factor)
     return spec

@@ -18,7 +18,9 @@ import pytest
 from PIL import Image
 
 import mm_framework as mmf
+from mm_framework.kernels import smart_resize
 from mm_framework.testing import assert_same_output, load_module, sample_image
+from qwen_vl_plugin.vision_info import fetch_smart_resize
 
 QWEN2, QWEN3 = mmf.preset("qwen2_5_vl"), mmf.preset("qwen3_vl")
 # Sizes across the resize regimes: up- and downscaled, odd sides, already a multiple of 28.
@@ -76,6 +78,52 @@ def test_an_out_of_range_pixel_option_is_the_specs_refusal():
         "max_pixels, got 65536 > 16384 (smart_resize would grow small images past max_pixels and shrink large ones "
         "below min_pixels)"
     )
+
+
+# --- (a') the qwen-vl-utils mode (docs/chat.md, "qwen-vl-utils") ---------------------------------
+QVU = {**QWEN2, "vision_info": "qwen_vl_utils", "alpha": "composite_rgba"}
+
+
+@pytest.mark.parametrize("option, value, field", [
+    ("max_pixels", 28 * 28 * 16, "fetch_max_pixels"), ("min_pixels", 28 * 28 * 400, "fetch_min_pixels"),
+])
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_an_image_bound_is_fetch_images_and_the_requests_the_processors(size, option, value, field):
+    data = image(*size)
+    pipe = mmf.pipeline_from_spec(QVU)
+    got = pipe.process(mmf.MmInput(images=[mmf.Image(data, **{option: value})]))
+    same(got, mmf.pipeline_from_spec({**QVU, field: value}).process(mmf.MmInput(images=[data])), f"item {option}")
+    got = pipe.process(mmf.MmInput(images=[data], options={option: value}))
+    same(got, mmf.pipeline_from_spec({**QVU, option: value}).process(mmf.MmInput(images=[data])), f"request {option}")
+
+
+def test_an_exact_size_is_fetch_images_smart_resize_of_it():
+    got = mmf.pipeline_from_spec(QVU).process(mmf.MmInput([mmf.Image(image(640, 480), resized_height=250,
+                                                                      resized_width=420)]))
+    assert got.items[0].aux["image_grid_thw"].array.tolist() == [1, 18, 30]  # 252x420
+    tiny = mmf.pipeline_from_spec(QVU).count_tokens(mmf.MmInput([mmf.Image(image(640, 480), resized_height=5,
+                                                                            resized_width=5)]))
+    # fetch_image clamps the sides first (one 28x28 block); the processor's min_pixels (3136)
+    # then grows that to 56x56: the second resize.
+    assert tiny.items[0].geometry == mmf.Grid(1, 4, 4)
+
+
+def test_the_qwen_vl_utils_fields_round_trip_and_need_the_mode():
+    spec = mmf.pipeline_from_spec({**QVU, "resized_height": 100, "resized_width": 50}).spec
+    assert {k: spec[k] for k in ("vision_info", "resized_height", "resized_width", "fetch_min_pixels")} == {
+        "vision_info": "qwen_vl_utils", "resized_height": 100, "resized_width": 50, "fetch_min_pixels": None}
+    assert mmf.pipeline_from_spec(spec).spec == spec
+    assert "vision_info" not in mmf.pipeline_from_spec(QWEN2).spec
+    with pytest.raises(mmf.SpecError, match="'fetch_max_pixels' is a qwen-vl-utils option"):
+        mmf.pipeline_from_spec({**QWEN2, "fetch_max_pixels": 10**6})
+
+
+def test_qwen_vl_utils_smart_resize_clamps_before_the_bounds():
+    """Its thin-image rule (the short side rounded to 0 becomes one factor) against transformers'."""
+    assert fetch_smart_resize(10, 600, 28, 3136, 12845056) == (28, 588)
+    assert smart_resize(10, 600, 28, 3136, 12845056) == (28, 448)
+    with pytest.raises(mmf.MediaError, match="shrinks to 0x"):
+        fetch_smart_resize(10, 1500, 28, 3136, 28 * 28 * 4)
 
 
 # --- (b) live parity with transformers' call-time kwargs ----------------------------------------

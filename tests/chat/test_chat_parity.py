@@ -247,8 +247,9 @@ def awkward_paths(tmp_path_factory):
 
 def test_transformers_loading_is_one_override_away(model_dir, hf_proc, awkward_paths):
     """transformers' chat path loads paths with EXIF orientation applied and alpha dropped; the
-    qwen_vl spec default (alpha composited onto white, EXIF ignored: qwen-vl-utils' loading)
-    differs on such images, and spec_overrides picks transformers' (docs/chat.md, "Loading")."""
+    qwen_vl spec default (alpha composited onto white, EXIF ignored: transformers' image
+    processor given a PIL.Image) differs on such images, and spec_overrides picks the chat
+    path's (docs/chat.md, "Loading")."""
     messages = [{"role": "user", "content": [*awkward_paths, {"type": "text", "text": "Both?"}]}]
     ref = hf_proc.apply_chat_template(messages, tokenize=True, return_dict=True, return_tensors="np",
                                       add_generation_prompt=True)

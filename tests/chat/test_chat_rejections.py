@@ -86,9 +86,13 @@ def test_bad_messages(proc, messages, error, message):
 
 
 @pytest.mark.parametrize(("part", "error", "message"), [
-    ({**IMAGE, "resized_height": 100}, mmf.SpecError,
-     "item 0 (data:image/png;base64,...): message 0 part 1: processor option 'resized_height' is not one family "
-     "'qwen_vl' takes for image items; it takes: max_pixels, min_pixels"),
+    ({**IMAGE, "resized_height": 100, "resized_width": 100}, mmf.SpecError,
+     "item 0 (data:image/png;base64,...): message 0 part 1: processor option resized_height=100, resized_width=100 "
+     "for this image: qwen_vl spec: field 'resized_height' is a qwen-vl-utils option (fetch_image): it needs "
+     "vision_info 'qwen_vl_utils' (transformers' processor has no such option)"),
+    ({**IMAGE, "resize_height": 100}, mmf.SpecError,
+     "item 0 (data:image/png;base64,...): message 0 part 1: processor option 'resize_height' is not one family "
+     "'qwen_vl' takes for image items; it takes: max_pixels, min_pixels, resized_height, resized_width"),
     ({**IMAGE, "max_pixels": "big"}, mmf.SpecError,
      "item 0 (data:image/png;base64,...): message 0 part 1: processor option max_pixels='big' for this image: "
      "qwen_vl spec: field 'max_pixels' must be an integer, got 'big'"),
@@ -119,7 +123,90 @@ def test_item_errors_name_the_part_in_message_order(proc):
 def test_unknown_request_options_are_the_cores_spec_error(proc):
     rejects(lambda: proc.apply_chat_template(user(IMAGE), mm_processor_kwargs={"size": 3}), mmf.SpecError,
             "processor option 'size' is not one family 'qwen_vl' takes; it takes: do_sample_frames, fps, "
-            "max_frames, max_pixels, min_frames, min_pixels")
+            "max_frames, max_pixels, min_frames, min_pixels, resized_height, resized_width")
+
+
+# -- the qwen-vl-utils mode's per-image options (docs/chat.md, "qwen-vl-utils") -------------------
+
+@pytest.fixture(scope="module")
+def qvu(model_dir):
+    return mmf.Processor.from_model_dir(model_dir, spec_overrides={"vision_info": "qwen_vl_utils",
+                                                                   "alpha": "composite_rgba"})
+
+
+AT = "item 0 (data:image/png;base64,...): message 0 part 1: processor option "
+SPEC = "for this image: qwen_vl spec: field"
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    ({"resized_height": "100", "resized_width": 100},
+     f"resized_height='100', resized_width=100 {SPEC} 'resized_height' must be an integer or null/None, got '100'"),
+    ({"resized_height": 100.0, "resized_width": 100},
+     f"resized_height=100.0, resized_width=100 {SPEC} 'resized_height' must be an integer or null/None, got 100.0"),
+    ({"resized_height": 0, "resized_width": 100},
+     f"resized_height=0, resized_width=100 {SPEC} 'resized_height' must be greater than zero, got 0"),
+    ({"resized_height": 100, "resized_width": -5},
+     f"resized_height=100, resized_width=-5 {SPEC} 'resized_width' must be greater than zero, got -5"),
+    ({"resized_height": 100},
+     f"resized_height=100 {SPEC} 'resized_height' needs 'resized_width' too (qwen-vl-utils would ignore it alone)"),
+    ({"resized_width": 100},
+     f"resized_width=100 {SPEC} 'resized_width' needs 'resized_height' too (qwen-vl-utils would ignore it alone)"),
+    ({"resized_height": 10**12, "resized_width": 1},
+     f"resized_height=1000000000000, resized_width=1 {SPEC} 'resized_height' must be <= 178956970, "
+     "got 1000000000000"),
+    ({"resized_height": 100000, "resized_width": 100000},
+     f"resized_height=100000, resized_width=100000 {SPEC}s 'resized_height', 'resized_width' ask for 10000000000 "
+     "pixels, more than the 178956970 the core decodes"),
+    ({"resized_height": 10, "resized_width": 5000},
+     f"resized_height=10, resized_width=5000 {SPEC}s 'resized_height', 'resized_width' make an aspect ratio above "
+     "200 (10x5000), which smart_resize refuses"),
+    ({"resized_height": 100, "resized_width": 100, "max_pixels": 10000},
+     f"resized_height=100, resized_width=100, max_pixels=10000 {SPEC}s 'resized_height', 'fetch_max_pixels' "
+     "exclude each other (qwen-vl-utils ignores the pixel bounds beside an exact size)"),
+    ({"max_pixels": 0}, f"max_pixels=0 {SPEC} 'fetch_max_pixels' must be >= 784, got 0"),
+    ({"max_pixels": -1}, f"max_pixels=-1 {SPEC} 'fetch_max_pixels' must be >= 784, got -1"),
+    ({"max_pixels": True}, f"max_pixels=True {SPEC} 'fetch_max_pixels' must be an integer or null/None, got True"),
+    ({"max_pixels": 1.5}, f"max_pixels=1.5 {SPEC} 'fetch_max_pixels' must be an integer or null/None, got 1.5"),
+    ({"max_pixels": 10**30},
+     f"max_pixels={10**30} {SPEC} 'fetch_max_pixels' must fit in int64, got {10**30}"),
+    ({"min_pixels": 0}, f"min_pixels=0 {SPEC} 'fetch_min_pixels' must be greater than zero, got 0"),
+    ({"min_pixels": 10**12},
+     f"min_pixels=1000000000000 {SPEC} 'fetch_min_pixels' must be <= 178956970, got 1000000000000"),
+    ({"min_pixels": 5000, "max_pixels": 4000},
+     f"min_pixels=5000, max_pixels=4000 {SPEC}s 'fetch_min_pixels', 'fetch_max_pixels' must hold min <= max, got "
+     "5000 > 4000 (qwen-vl-utils asserts it; its defaults are 3136 and 12845056)"),
+    ({"resize_height": 3},
+     "'resize_height' is not one family 'qwen_vl' takes for image items; it takes: max_pixels, min_pixels, "
+     "resized_height, resized_width"),
+])
+def test_qwen_vl_utils_options_are_checked(qvu, options, message):
+    e = rejects(lambda: qvu.apply_chat_template(user({"type": "text", "text": "a"}, {**IMAGE, **options})),
+                mmf.SpecError, AT + message)
+    assert e.item == 0
+
+
+def test_qwen_vl_utils_exact_size_is_a_per_image_option(qvu):
+    # The processor takes no exact size, so mm_processor_kwargs (the processor's) cannot carry one.
+    rejects(lambda: qvu.apply_chat_template(user(IMAGE), mm_processor_kwargs={"resized_height": 100,
+                                                                              "resized_width": 100}),
+            mmf.SpecError, "processor option 'resized_height' is not one family 'qwen_vl' takes; it takes: "
+            "do_sample_frames, fps, max_frames, max_pixels, min_frames, min_pixels")
+
+
+def test_a_request_option_beside_an_items_own_of_that_name_is_shown(qvu):
+    # In this mode the two reach different resizes, so the refused one is named either way.
+    rejects(lambda: qvu.apply_chat_template(user({"type": "text", "text": "a"}, {**IMAGE, "max_pixels": 10**5}),
+                                            mm_processor_kwargs={"max_pixels": 10}),
+            mmf.SpecError, AT + "max_pixels=100000, max_pixels=10 (the request's) for this image: qwen_vl spec: "
+            "field 'max_pixels' must be at least (patch_size * merge_size)**2 = 784: smart_resize never makes a "
+            "side shorter than 28, got 10")
+
+
+def test_the_loading_choice_is_validated(model_dir):
+    rejects(lambda: mmf.Processor.from_model_dir(model_dir, spec_overrides={"vision_info": "yes"}), mmf.SpecError,
+            "qwen_vl spec: field 'vision_info' must be one of 'qwen_vl_utils', got 'yes'")
+    rejects(lambda: mmf.Processor.from_model_dir(model_dir, spec_overrides={"alpha": "rgba"}), mmf.SpecError,
+            "qwen_vl spec: field 'alpha' must be one of 'composite', 'drop', 'composite_rgba', got 'rgba'")
 
 
 def test_request_options_must_be_an_object(proc):

@@ -63,6 +63,22 @@ def test_palette_transparency_and_la_composite_onto_white():
     assert decode_rgb(la, mmp.DecodeOptions(alpha="drop")).rgb[0, 0].tolist() == [0, 0, 0]
 
 
+def test_composite_rgba_is_qwen_vl_utils_to_rgb():
+    """qwen-vl-utils' to_rgb: RGBA pasted onto white through its alpha, every other mode's alpha
+    dropped (tests/chat/test_chat_qwen_vl_utils.py compares with qwen-vl-utils itself)."""
+    rgba = Image.new("RGBA", (2, 2), (0, 0, 0, 128))
+    white = Image.new("RGB", (2, 2), (255, 255, 255))
+    white.paste(rgba, mask=rgba.getchannel("A"))
+    got = decode_rgb(encode(rgba, "PNG"), mmp.DecodeOptions(alpha="composite_rgba")).rgb
+    assert got.tobytes() == white.tobytes() and got[0, 0].tolist() == [127, 127, 127]
+    pal = Image.new("P", (2, 2), 1)
+    pal.putpalette([0, 0, 0, 200, 10, 10] + [0] * 762)
+    trns = encode(pal, "PNG", transparency=1)
+    assert decode_rgb(trns, mmp.DecodeOptions(alpha="composite_rgba")).rgb[0, 0].tolist() == [200, 10, 10]
+    la = encode(Image.merge("LA", [Image.new("L", (2, 2), 0), Image.new("L", (2, 2), 128)]), "PNG")
+    assert decode_rgb(la, mmp.DecodeOptions(alpha="composite_rgba")).rgb[0, 0].tolist() == [0, 0, 0]
+
+
 def test_exif_transpose_is_an_option():
     im = Image.new("RGB", (6, 4), (1, 2, 3))
     exif = Image.Exif()
