@@ -128,9 +128,12 @@ def run_model(name: str, work: Path) -> dict[str, Any]:
 
 
 def dumps(doc: dict[str, Any]) -> str:
-    """Indented JSON with each list of numbers on one line (ids run to thousands)."""
+    """Indented JSON with each list of numbers on one line (ids run to thousands). Only lists
+    the encoder broke over lines are joined: a list written inside a string (a rendered prompt's
+    ``[0, 0, 10, 10]``) holds no newline, since the encoder escapes a string's newlines."""
     text = json.dumps(doc, indent=1, ensure_ascii=False)
-    return re.sub(r"\[\s*(-?\d+(?:,\s*-?\d+)*)\s*\]", lambda m: "[" + re.sub(r"\s+", "", m.group(1)) + "]", text) + "\n"
+    return re.sub(r"\[\n\s*(-?\d+(?:,\n\s*-?\d+)*)\n\s*\]", lambda m: "[" + re.sub(r"\s+", "", m.group(1)) + "]",
+                  text) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
