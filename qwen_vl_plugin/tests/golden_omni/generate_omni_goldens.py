@@ -119,16 +119,29 @@ def use_numpy_whisper() -> None:
     feature_extraction_whisper.is_torch_available = lambda: False
 
 
-def make_processor(tok):
-    from transformers import Qwen2_5OmniProcessor, Qwen2VLImageProcessorPil, Qwen2VLVideoProcessor, \
-        WhisperFeatureExtractor
+def make_processor(tok, video: bool = True):
+    """The processor; ``video=False`` builds it without the video processor (which needs
+    torchvision), for requests without videos: its type check on the missing video
+    processor is the one check skipped."""
+    from transformers import Qwen2_5OmniProcessor, Qwen2VLImageProcessorPil, WhisperFeatureExtractor
 
     with open(os.path.join(MODEL, "preprocessor_config.json"), encoding="utf-8") as f:
         pp = json.load(f)
     image = {k: pp[k] for k in IMAGE_KEYS}
-    return Qwen2_5OmniProcessor(
-        image_processor=Qwen2VLImageProcessorPil(**image), video_processor=Qwen2VLVideoProcessor(**image),
-        feature_extractor=WhisperFeatureExtractor(**{k: pp[k] for k in AUDIO_KEYS}), tokenizer=tok)
+    parts = {"image_processor": Qwen2VLImageProcessorPil(**image), "tokenizer": tok,
+             "feature_extractor": WhisperFeatureExtractor(**{k: pp[k] for k in AUDIO_KEYS})}
+    if video:
+        from transformers import Qwen2VLVideoProcessor
+
+        return Qwen2_5OmniProcessor(video_processor=Qwen2VLVideoProcessor(**image), **parts)
+
+    class NoVideo(Qwen2_5OmniProcessor):
+        def check_argument_for_proper_class(self, name, arg):
+            if name == "video_processor" and arg is None:
+                return None
+            return super().check_argument_for_proper_class(name, arg)
+
+    return NoVideo(**parts)
 
 
 def rope_index_fn():
