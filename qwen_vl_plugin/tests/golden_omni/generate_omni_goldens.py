@@ -207,7 +207,7 @@ def tensors(out) -> dict[str, Any]:
     return doc
 
 
-def record(name: str, proc, rope, provenance: dict[str, Any], tmp: str) -> None:
+def record(name: str, proc, rope, provenance: dict[str, Any], tmp: str, where: str = CASES) -> None:
     parts, text = REQUESTS[name]
     prompt = render(parts, text)
     got = {m: [] for m in ("image", "audio", "video")}
@@ -237,7 +237,7 @@ def record(name: str, proc, rope, provenance: dict[str, Any], tmp: str) -> None:
         },
         "provenance": provenance,
     }
-    with open(os.path.join(CASES, f"{name}.json"), "w", encoding="utf-8") as f:
+    with open(os.path.join(where, f"{name}.json"), "w", encoding="utf-8") as f:
         f.write(dumps(doc))
     print(f"{name}: {len(ids)} ids, delta {delta}")
 
