@@ -88,9 +88,6 @@ class Qwen25OmniFamily:
 
     @mmp.hookimpl
     def mm_layout(self, input_ids: np.ndarray, geometries: Sequence[Any], modalities: Sequence[str]) -> mmp.TokenLayout:
-        counts = {m: list(modalities).count(m) for m in self.placeholders}
-        omni_request.check_markers(input_ids, self.spec, self.placeholders, counts)
-
         def pattern(item: int) -> mmp.Repeat:
             modality, g = modalities[item], geometries[item]
             if modality == "audio":
@@ -99,7 +96,10 @@ class Qwen25OmniFamily:
                 return mmp.Repeat(self.placeholders["image"], self.vision.tokens(g))
             return self.vision.video.pattern(g)
 
-        return mmp.layout_by_placeholders(input_ids, self.placeholders, modalities, pattern)
+        layout = mmp.layout_by_placeholders(input_ids, self.placeholders, modalities, pattern)
+        counts = {m: list(modalities).count(m) for m in self.placeholders}
+        omni_request.check_markers(input_ids, self.spec, self.placeholders, counts)
+        return layout
 
     @mmp.hookimpl
     def mm_positions(

@@ -31,8 +31,15 @@ MARKERS = {"image": ("vision_start_token_id", "vision_end_token_id"),
 def check_markers(input_ids: np.ndarray, spec: OmniSpec, placeholders: dict[str, int], counts: dict[str, int]) -> None:
     """Every placeholder sits between its modality's start and end markers, and the prompt
     holds no ``<|audio_bos|>`` but the audio items' (:class:`LayoutError` naming the first
-    break)."""
+    break).
+
+    A prompt of placeholders only (the core's default prompt, as token counts make it) is
+    exempt: no tokenizer writes it, the model cannot take it (``get_rope_index`` fails on
+    a placeholder at index 0), and its positions are the same walk over its items.
+    """
     ids = np.asarray(input_ids, dtype=np.int64)
+    if np.isin(ids, list(placeholders.values())).all():
+        return
     for modality, pid in placeholders.items():
         start_name, end_name = MARKERS[modality]
         start, end = getattr(spec, start_name), getattr(spec, end_name)
