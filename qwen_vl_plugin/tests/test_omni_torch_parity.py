@@ -1,8 +1,9 @@
 """qwen2_5_omni against the torch side of transformers 5.24 (skipped without torch; the
 video requests also need torchvision and PyAV).
 
-- Positions: random prompts mixing text, images, videos (temporal groups 1..9, seconds
-  per grid from fps 0.5..6, so the float32 time axis is exercised) and audio clips,
+- Positions: random prompts mixing text, images, videos (temporal groups 1..40, seconds
+  per grid from fps 0.5..6, among them rates where float32 and float64 time axes part)
+  and audio clips,
   through the family's ``mm_positions`` and through the thinker's ``get_rope_index``
   (``Qwen2_5OmniPreTrainedModelForConditionalGeneration``, on the model directory's
   ``thinker_config``, no weights); text only and audio only take the model's 1-D branch.
@@ -46,7 +47,8 @@ def rope():
 
 def random_prompt(rng: random.Random):
     """(ids, offsets, geometries, modalities in item order, the reference's grids/lengths)."""
-    family_spg = 2 / rng.choice([0.5, 1.0, 2.0, 3.0, 6.0, 7 / 3])
+    # fps 1.3, 3.7 and 10/3 are where float32 and float64 time axes part (test_omni_family.py).
+    family_spg = 2 / rng.choice([0.5, 1.0, 1.3, 2.0, 3.0, 3.7, 6.0, 7 / 3, 10 / 3])
     parts = [rng.choice(["image", "video", "audio"]) for _ in range(rng.randint(0, 5))]
     ids: list[int] = [rng.randrange(100, 150000) for _ in range(rng.randint(1, 6))]
     spans = []
@@ -57,7 +59,7 @@ def random_prompt(rng: random.Random):
             g: object = AudioSpan(frames * 160, frames, audio_tokens(frames))
             n = g.tokens
         else:
-            t = 1 if m == "image" else rng.randint(1, 9)
+            t = 1 if m == "image" else rng.randint(1, 40)
             h, w = 2 * rng.randint(1, 12), 2 * rng.randint(1, 12)
             g = mmp.Grid(t, h, w) if m == "image" else OmniVideoGrid(t, h, w, second_per_grid=family_spg)
             n = t * h * w // 4
