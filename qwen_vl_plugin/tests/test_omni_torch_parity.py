@@ -128,3 +128,25 @@ def test_text_only_positions_are_sequential(rope):
     ours = fam.mm_positions(len(ids), [], [], [])
     assert ours.positions.tolist() == pos[:, 0].tolist() and ours.delta == int(delta.reshape(-1)[0]) == 0
     assert np.array_equal(ours.positions[0], np.arange(len(ids)))
+
+
+@pytest.mark.parametrize("fps", [1.0, 3.7, 4.0])
+def test_video_fps_option_live(rope, video_proc, fps):
+    """A per-item ``fps`` (with frame sampling) samples the frames as the processor's
+    ``fps=`` does and sets ``video_second_per_grid`` to 2 / fps."""
+    from transformers.video_utils import load_video
+
+    path = GOLDEN.parent / "golden_video" / "clips" / "x264_yuv420p_160x120_30f_10fps.mp4"
+    frames, meta = load_video(str(path), backend="pyav")
+    text = gen.render([("video", "")], "What moves?")
+    ref = dict(video_proc(text=[text], videos=[frames], video_metadata=[meta], return_tensors="np", fps=fps,
+                          do_sample_frames=True))
+    pos, delta = gen.positions(rope, ref)
+    ids = [int(i) for i in video_proc.tokenizer(text)["input_ids"]]
+    video = mmf.Video(path.read_bytes(), fps=fps, do_sample_frames=True, min_frames=4, max_frames=768)
+    out = mmf.pipeline_from_spec(S).process(mmf.MmInput(videos=[video], input_ids=ids))
+    kw = out.model_kwargs()
+    assert out.input_ids.tolist() == ref["input_ids"][0].tolist()
+    for key in ("pixel_values_videos", "video_grid_thw", "video_second_per_grid"):
+        assert kw[key].dtype == ref[key].dtype and kw[key].tobytes() == ref[key].tobytes(), key
+    assert out.positions.positions.tolist() == pos.tolist() and out.positions.delta == delta
