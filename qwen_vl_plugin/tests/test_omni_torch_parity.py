@@ -7,6 +7,7 @@ video requests also need torchvision and PyAV).
   through the family's ``mm_positions`` and through the thinker's ``get_rope_index``
   (``Qwen2_5OmniPreTrainedModelForConditionalGeneration``, on the model directory's
   ``thinker_config``, no weights); text only and audio only take the model's 1-D branch.
+  These carry the ``torch_parity`` marker (torch alone suffices).
 - Requests with videos: the golden requests recomputed now by the real processor (its
   video processor is torchvision's) and compared with ``Pipeline.process``, positions
   from ``get_rope_index`` included.
@@ -86,6 +87,7 @@ def reference(rope, ids, items, spg):
     return pos[:, 0].numpy(), int(delta.reshape(-1)[0])
 
 
+@pytest.mark.torch_parity
 @pytest.mark.parametrize("seed", range(300))
 def test_positions_equal_get_rope_index(rope, seed):
     ids, items, spg = random_prompt(random.Random(seed))
@@ -120,6 +122,7 @@ def test_video_requests_live(rope, video_proc, path, tmp_path):
     compare(output_doc(out), fresh["expected"], case["name"])
 
 
+@pytest.mark.torch_parity
 def test_text_only_positions_are_sequential(rope):
     ids = list(range(100, 140))
     x = torch.tensor([ids])
