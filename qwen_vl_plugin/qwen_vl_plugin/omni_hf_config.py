@@ -18,7 +18,7 @@ from typing import Any
 
 from mm_framework.plugin import SpecError
 
-from .hf_keys import check_pinned, qwen2_pixels, same
+from .hf_keys import PINNED, check_pinned, qwen2_pixels, same
 from .hf_config import CLASS_DEFAULTS as IMAGE_DEFAULTS, IMAGE_PROCESSOR_TYPES, VISION_KEYS
 from .omni_spec import PRESETS, parse_omni_spec
 
@@ -37,8 +37,7 @@ THINKER_DEFAULTS = {"audio_token_index": 151646, "image_token_index": 151655, "v
 # Qwen2_5OmniAudioEncoderConfig.num_mel_bins; its max_source_positions bounds a 100-frame window
 # (n_window), not the clip, so it constrains no preprocessor value.
 AUDIO_MELS = 128
-IMAGE_KEYS = set(IMAGE_DEFAULTS) | {"min_pixels", "max_pixels", "do_resize", "do_rescale", "do_normalize",
-                                    "do_convert_rgb", "rescale_factor", "resample"}
+IMAGE_KEYS = set(IMAGE_DEFAULTS) | set(PINNED) | {"min_pixels", "max_pixels"}
 
 
 def _err(key: str, message: str) -> SpecError:

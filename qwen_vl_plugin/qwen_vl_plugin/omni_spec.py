@@ -120,9 +120,9 @@ def _check_distinct(f: SpecFields, s: OmniSpec) -> None:
 # preprocessor_config.json's image and WhisperFeatureExtractor settings, config.json's
 # thinker token ids and position_id_per_seconds, and the video bounds Qwen2_5OmniProcessor
 # passes its video processor by default (its class attribute videos_kwargs, 128..768
-# merged 28x28 blocks per frame, which override the video processor's own; measured in
-# tests/omni/generate_omni_goldens.py). The model directory and its sources:
-# tests/omni/models/qwen2_5-omni-7b (SOURCES.md there).
+# merged 28x28 blocks per frame, which override the video processor's own; measured with
+# the processor, docs/families/qwen2_5_omni.md section 2). The model directory and its
+# sources: tests/golden_omni/models/qwen2_5-omni-7b (SOURCES.md there).
 PRESETS: dict[str, dict[str, Any]] = {
     "qwen2_5_omni": {
         "family": FAMILY,
