@@ -16,9 +16,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from mm_framework.plugin import SpecError
+from mm_framework.plugin import ConfigKeys, SpecError
 
-from .hf_keys import PINNED, check_pinned, qwen2_pixels, same
+from .hf_keys import PINNED, qwen2_pixels
 from .hf_config import CLASS_DEFAULTS as IMAGE_DEFAULTS, IMAGE_PROCESSOR_TYPES, VISION_KEYS
 from .omni_spec import PRESETS, parse_omni_spec
 
@@ -40,10 +40,6 @@ AUDIO_MELS = 128
 IMAGE_KEYS = set(IMAGE_DEFAULTS) | set(PINNED) | {"min_pixels", "max_pixels"}
 
 
-def _err(key: str, message: str) -> SpecError:
-    return SpecError(f"preprocessor_config.json: {key!r} {message}")
-
-
 def _mapping(doc: Any, where: str) -> Mapping[str, Any]:
     if doc is None:
         return {}
@@ -62,22 +58,16 @@ def resolve(
     if video_preprocessor_config is not None:
         raise SpecError("video_preprocessor_config.json: not supported by the qwen2_5_omni family (the published "
                         "checkpoints have none; their video processor is built from preprocessor_config.json)")
-    pp = dict(_mapping(preprocessor_config, "preprocessor_config.json"))
     known = IMAGE_KEYS | set(AUDIO_DEFAULTS) | set(AUDIO_PINNED) | set(NAMES) | {
         "return_attention_mask", "n_samples", "nb_max_frames"}
-    for key in pp:
-        if key not in known:
-            raise _err(key, "is not supported by the qwen2_5_omni family")
-    check_pinned(pp, _err)
-    for key, pinned in AUDIO_PINNED.items():
-        if key in pp and not (same(pp[key], pinned) or (isinstance(pinned, float) and same(pp[key], int(pinned)))):
-            raise _err(key, f"must be {pinned!r} (the only value implemented), got {pp[key]!r}")
-    for key, allowed in NAMES.items():
-        if pp.get(key) is not None and pp[key] not in allowed:
-            raise _err(key, f"must be one of {sorted(allowed)}, got {pp[key]!r}")
-    if "return_attention_mask" in pp and not isinstance(pp["return_attention_mask"], bool):
-        raise _err("return_attention_mask", f"must be a boolean, got {pp['return_attention_mask']!r}")
-    min_pixels, max_pixels = qwen2_pixels(pp, IMAGE_DEFAULTS["size"], _err)
+    keys = ConfigKeys("preprocessor_config.json", {} if preprocessor_config is None else preprocessor_config,
+                      "qwen2_5_omni", known)
+    keys.pinned(PINNED)
+    keys.pinned(AUDIO_PINNED)
+    keys.one_of(NAMES, nullable=True)
+    keys.boolean("return_attention_mask")
+    pp = keys.values
+    min_pixels, max_pixels = qwen2_pixels(pp, IMAGE_DEFAULTS["size"], keys.error)
     thinker = _mapping(config.get("thinker_config", config), "config.json: 'thinker_config'")
     ids = {k: thinker.get(k, v) for k, v in THINKER_DEFAULTS.items()}
     preset = PRESETS["qwen2_5_omni"]
@@ -98,8 +88,8 @@ def resolve(
     # The extractor recomputes both from the fields and ignores the saved values; a file
     # whose values disagree was written for other fields.
     for key, want in (("n_samples", n_samples), ("nb_max_frames", n_samples // spec.hop_length)):
-        if key in pp and not same(pp[key], want):
-            raise _err(key, f"must be {want} (from chunk_length, sampling_rate and hop_length), got {pp[key]!r}")
+        if not keys.holds(key, want):
+            raise keys.error(key, f"must be {want} (from chunk_length, sampling_rate and hop_length), got {pp[key]!r}")
     _check_towers(thinker, spec)
     return spec.to_dict()
 
