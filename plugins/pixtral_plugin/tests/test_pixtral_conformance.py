@@ -25,7 +25,7 @@ from pixtral_plugin import PixtralFamily
 from . import pixtral_images
 
 GOLDEN = Path(__file__).parent / "golden"
-OPTIONAL = frozenset({"alpha", "exif_transpose"})
+OPTIONAL = frozenset({"backend", "alpha", "exif_transpose"})
 
 
 @pytest.fixture(scope="module")
