@@ -2,8 +2,10 @@
 
 Per item: decode (the core decoder, which also lends its Pillow image to the resizes)
 -> anyres plan (pinpoint, fitted size, crop grid, token count; pixel-free) -> the fitted
-image on its padded canvas and the base image (exact Pillow resizes) -> the normalized
-``[base] + crops`` stack. Everything that depends only on the spec (the normalization
+image on its padded canvas and the base image (the backend's exact resizes: Pillow's for
+``LlavaOnevisionImageProcessorPil``, ATen's uint8 bicubic for the torchvision
+``LlavaOnevisionImageProcessor``) -> the ``[base] + crops`` stack, normalized as that
+backend does. Everything that depends only on the spec (the normalization
 program, decode options) is fixed when the pipeline is built. The prompt expands each
 ``<image>`` to a run of the same token (a ``Repeat`` layout); positions are 1-D.
 
@@ -20,10 +22,14 @@ from typing import Any
 import numpy as np
 
 from mm_framework import plugin as mmp
-from mm_framework.kernels import ChannelNorm, channel_norm_pil, resize_wants_source
+from mm_framework.kernels import ChannelNorm, channel_norm_fused, channel_norm_pil, resize_wants_source
 
 from . import anyres, pixels
 from .spec import LlavaOnevisionSpec, parse_spec
+
+# backend -> its rescale+normalize table: the PIL backend's f64 rescale then f32 normalize,
+# or the torchvision backend's rescale fused into the f32 normalize.
+_NORMS = {"pil": channel_norm_pil, "torchvision": channel_norm_fused}
 
 
 class LlavaOnevisionFamily:
@@ -32,11 +38,11 @@ class LlavaOnevisionFamily:
     def __init__(self, params: Mapping[str, Any]) -> None:
         self.spec = parse_spec(params)
         s = self.spec
-        self._norm = _short_norm(channel_norm_pil(s.image_mean, s.image_std, s.rescale_factor), s)
+        self._norm = _short_norm(_NORMS[s.backend](s.image_mean, s.image_std, s.rescale_factor), s)
         # The decoder lends its Pillow image when the resize runs through Pillow.
         self._decode_options = mmp.DecodeOptions(
             alpha=s.alpha, exif_transpose=s.exif_transpose,
-            keep_source=resize_wants_source(s.resample),
+            keep_source=resize_wants_source(s.resizer),
         )
 
     def plan(self, width: int, height: int) -> anyres.AnyresPlan:
@@ -65,8 +71,8 @@ class LlavaOnevisionFamily:
         source = mmp.take_source(media)
         item = self.mm_plan_item(mmp.ImageHeader(rgb.shape[1], rgb.shape[0]))
         plan = item.geometry
-        padded = pixels.canvas(pixels.fitted_image(rgb, plan, s.resample, source), plan)
-        base = pixels.base_image(rgb, s.image_size, s.resample, source)
+        padded = pixels.canvas(pixels.fitted_image(rgb, plan, s.resizer, source), plan)
+        base = pixels.base_image(rgb, s.image_size, s.resizer, source)
         del source  # freed before the patch stack is allocated: a lower peak per item
         stack = pixels.patch_stack(base, padded, plan, s.image_size, self._norm)
         return mmp.ProcessedItem(

@@ -11,9 +11,10 @@ each follows from ``config.json``, which carries the same values for the publish
 checkpoints: ``num_image_tokens`` is ``(vision_config.image_size //
 vision_config.patch_size) ** 2`` (the vision tower's features per crop),
 ``vision_feature_select_strategy`` and ``vision_aspect_ratio`` are config keys, and the
-``<image>`` id is ``image_token_index``. The spec clones the PIL backend whatever
+``<image>`` id is ``image_token_index``. The spec uses ``backend="pil"`` whatever
 ``image_processor_type`` names (the backend is chosen by what is installed, not by the
-config), with transformers' PIL-object decoding (alpha composited, no EXIF transpose).
+config; the torchvision class has the same defaults, and ``"backend": "torchvision"``
+mirrors it), with transformers' PIL-object decoding (alpha composited, no EXIF transpose).
 """
 
 from __future__ import annotations

@@ -3,11 +3,12 @@
 transformers resizes the image into the best pinpoint, zero-pads it to the pinpoint,
 cuts ``S x S`` crops row by row, puts the original resized straight to ``S x S`` in
 front, and rescales + normalizes every patch (docs/families/llava_onevision.md, sections
-3 and 4). Here the two resizes are the exact Pillow clones of the kernels, and every
-patch is written once: the uint8 crop is cast into its slot of the output tensor, then
-transformed in place by the :class:`~mm_framework.kernels.ChannelNorm` program that
-reproduces transformers' f64-rescale / f32-normalize table bit for bit (or looked up in
-that table when no program does). Patches are independent, so bands of them fan out.
+3 and 4). Here the two resizes are the kernels' exact clones of the backend's (Pillow's,
+or ATen's uint8 bicubic for the torchvision backend), and every patch is written once: the
+uint8 crop is cast into its slot of the output tensor, then transformed in place by the
+:class:`~mm_framework.kernels.ChannelNorm` program that reproduces the backend's
+rescale+normalize table bit for bit (or looked up in that table when no program does).
+Patches are independent, so bands of them fan out.
 """
 
 from __future__ import annotations

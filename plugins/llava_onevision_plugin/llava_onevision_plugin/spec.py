@@ -23,6 +23,16 @@ FAMILY = "llava_onevision"
 
 # The Pillow filters transformers' PIL backend uses, by mm_framework resizer name.
 RESAMPLERS = ("pil_bicubic", "pil_lanczos")
+# "pil" clones transformers' LlavaOnevisionImageProcessorPil, "torchvision" its
+# LlavaOnevisionImageProcessor: (backend, resample) -> the mm_framework resizer of its
+# resizes. The torchvision bicubic is ATen's uint8 antialiased one; its Lanczos (CPU,
+# torchvision >= 0.27) is not cloned.
+BACKENDS = ("pil", "torchvision")
+RESIZERS = {
+    ("pil", "pil_bicubic"): "pil_bicubic",
+    ("pil", "pil_lanczos"): "pil_lanczos",
+    ("torchvision", "pil_bicubic"): "aten_u8",
+}
 STRATEGIES = ("full", "default")
 ALPHA_MODES = ("composite", "drop")
 # transformers reads the cap as int(value.strip("anyres_max_")); only the canonical
@@ -41,7 +51,7 @@ REQUIRED = (
     "vision_feature_select_strategy",
     "vision_aspect_ratio",
 )
-DEFAULTS: dict[str, Any] = {"alpha": "composite", "exif_transpose": False}
+DEFAULTS: dict[str, Any] = {"backend": "pil", "alpha": "composite", "exif_transpose": False}
 
 # A pinpoint is the canvas an image is resized and padded to; it may not exceed the
 # largest decoded image a pipeline accepts by default, so a spec cannot ask for a
@@ -63,8 +73,14 @@ class LlavaOnevisionSpec:
     num_image_tokens: int
     vision_feature_select_strategy: str
     vision_aspect_ratio: str
+    backend: str = "pil"
     alpha: str = "composite"
     exif_transpose: bool = False
+
+    @property
+    def resizer(self) -> str:
+        """The mm_framework resizer of the backend's resizes (``resize_rgb``'s ``resample``)."""
+        return RESIZERS[self.backend, self.resample]
 
     @property
     def max_num_patches(self) -> int:
@@ -126,7 +142,7 @@ def parse_spec(params: Mapping[str, Any]) -> LlavaOnevisionSpec:
     ratio = params["vision_aspect_ratio"]
     if not isinstance(ratio, str) or not ASPECT_RATIO.fullmatch(ratio):
         raise f.error("vision_aspect_ratio", f"must be 'anyres_max_<N>' with N >= 1, got {ratio!r}")
-    return LlavaOnevisionSpec(
+    spec = LlavaOnevisionSpec(
         image_token_id=f.integer("image_token_id", minimum=0, maximum=2**31 - 1),
         image_size=size,
         image_grid_pinpoints=_pinpoints(f, params["image_grid_pinpoints"], size),
@@ -138,9 +154,17 @@ def parse_spec(params: Mapping[str, Any]) -> LlavaOnevisionSpec:
         num_image_tokens=tokens,
         vision_feature_select_strategy=f.choice("vision_feature_select_strategy", STRATEGIES),
         vision_aspect_ratio=ratio,
+        backend=f.choice("backend", BACKENDS),
         alpha=f.choice("alpha", ALPHA_MODES),
         exif_transpose=f.boolean("exif_transpose"),
     )
+    if (spec.backend, spec.resample) not in RESIZERS:
+        raise f.error(
+            "backend",
+            f"{spec.backend!r} is implemented for resample 'pil_bicubic' only (its ATen bicubic), got resample "
+            f"{spec.resample!r}",
+        )
+    return spec
 
 
 # The grid pinpoints of llava-hf/llava-onevision-qwen2-*-ov-hf (LlavaOnevisionConfig's

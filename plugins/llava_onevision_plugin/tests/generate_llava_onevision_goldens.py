@@ -117,13 +117,26 @@ def read_model(model: str) -> tuple[dict, dict, dict]:
     return load("config.json"), load("preprocessor_config.json"), load("processor_config.json")
 
 
+# backend -> transformers' image processor class name.
+IMAGE_PROCESSORS = {"pil": "LlavaOnevisionImageProcessorPil", "torchvision": "LlavaOnevisionImageProcessor"}
+
+
+def image_processor(model: str, backend: str = "pil", **changes: Any):
+    """transformers' ``backend`` image processor of ``model``, from explicit arguments
+    (the preprocessor config's, with ``changes``)."""
+    import transformers
+
+    _, pp, _ = read_model(model)
+    kwargs = {k: v for k, v in pp.items() if k not in ("image_processor_type", "processor_class")}
+    return getattr(transformers, IMAGE_PROCESSORS[backend])(**{**kwargs, **changes})
+
+
 def make_processor(model: str, tokenizer):
     """The real processor of ``model``, from explicit arguments (no hub access)."""
-    from transformers import LlavaOnevisionImageProcessorPil, LlavaOnevisionProcessor
+    from transformers import LlavaOnevisionProcessor
 
-    config, pp, pc = read_model(model)
-    kwargs = {k: v for k, v in pp.items() if k not in ("image_processor_type", "processor_class")}
-    ip = LlavaOnevisionImageProcessorPil(**kwargs)
+    config, _, pc = read_model(model)
+    ip = image_processor(model)
 
     # Images only: without torchvision there is no video processor, and the type check
     # of the missing one is the only thing that fails.

@@ -1,10 +1,11 @@
 """The mm_framework conformance suite, run on the llava_onevision family.
 
-Two specs: the shipped preset (the published checkpoint) with the golden cases generated
+Three specs: the shipped preset (the published checkpoint) with the golden cases generated
 from transformers 5.24 (their stages, transformers' decoded, fitted and base uint8 images,
-computed by ``llava_onevision_stages``), and a small spec (32-pixel crops, Lanczos, the "default"
-strategy, a lower cap) so the other choices of every field run through the same checks.
-No check is declared as an expected failure.
+computed by ``llava_onevision_stages``), a small spec (32-pixel crops, Lanczos, the "default"
+strategy, a lower cap) so the other choices of every field run through the same checks, and
+the preset on the torchvision backend (its parity is the live tests'). No check is declared
+as an expected failure.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from llava_onevision_plugin import LlavaOnevisionFamily, pixels
 from mm_framework.testing import FamilyConformance, golden
 
 GOLDEN = Path(__file__).parent / "golden" / "cases"
+OPTIONAL = frozenset({"backend", "alpha", "exif_transpose"})
 
 
 def llava_onevision_stages(pipe: mmf.Pipeline, inp: mmf.MmInput) -> dict[str, np.ndarray]:
@@ -30,13 +32,13 @@ def llava_onevision_stages(pipe: mmf.Pipeline, inp: mmf.MmInput) -> dict[str, np
     for k, rgb in enumerate(golden.decoded_images(pipe, inp)):
         plan = family.plan(rgb.shape[1], rgb.shape[0])
         out[f"decoded_{k}"] = rgb
-        out[f"resized_{k}"] = pixels.fitted_image(rgb, plan, s.resample, None)
-        out[f"base_{k}"] = pixels.base_image(rgb, s.image_size, s.resample, None)
+        out[f"resized_{k}"] = pixels.fitted_image(rgb, plan, s.resizer, None)
+        out[f"base_{k}"] = pixels.base_image(rgb, s.image_size, s.resizer, None)
     return out
 
 
 class TestLlavaOnevisionPresetConformance(FamilyConformance):
-    optional_fields = frozenset({"alpha", "exif_transpose"})
+    optional_fields = OPTIONAL
     golden_dir = GOLDEN
 
     @pytest.fixture
@@ -53,7 +55,7 @@ class TestLlavaOnevisionPresetConformance(FamilyConformance):
 
 
 class TestLlavaOnevisionSmallConformance(FamilyConformance):
-    optional_fields = frozenset({"alpha", "exif_transpose"})
+    optional_fields = OPTIONAL
 
     @pytest.fixture
     def family_spec(self):
@@ -72,3 +74,11 @@ class TestLlavaOnevisionSmallConformance(FamilyConformance):
             "alpha": "drop",
             "exif_transpose": True,
         }
+
+
+class TestLlavaOnevisionTorchvisionConformance(FamilyConformance):
+    optional_fields = OPTIONAL
+
+    @pytest.fixture
+    def family_spec(self):
+        return {**mmf.preset("llava_onevision_qwen2_7b_ov"), "backend": "torchvision"}

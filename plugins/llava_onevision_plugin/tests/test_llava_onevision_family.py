@@ -153,3 +153,17 @@ def test_golden_rejections(path):
     with pytest.raises(getattr(mmf, err["type"]), match=err["match"]) as e:
         p.process(mmf.MmInput(images=case.images(llava_onevision_images.make), input_ids=case.doc["prompt_ids"]))
     assert e.value.item == err["item"]
+
+
+def test_backends_share_the_plan_and_differ_in_pixels_only(pipe):
+    """The backend changes the resize and normalize arithmetic alone (the torchvision one's
+    parity is test_llava_onevision_live_parity.py): ids, offsets and sizes agree."""
+    tv = mmf.pipeline_from_spec({**mmf.preset(PRESET), "backend": "torchvision"})
+    data = [sample_image(500, 300, seed=7)]
+    a, b = (p.process(mmf.MmInput(images=data, input_ids=[1, IMAGE, 2])) for p in (pipe, tv))
+    assert a.input_ids.tolist() == b.input_ids.tolist() and a.offsets == b.offsets
+    assert a.items[0].aux["image_sizes"].array.tolist() == b.items[0].aux["image_sizes"].array.tolist()
+    assert a.items[0].feature.array.shape == b.items[0].feature.array.shape
+    # Resized into its pinpoint and to the base size: the two bicubics round differently.
+    assert not np.array_equal(a.items[0].feature.array, b.items[0].feature.array)
+    assert not tv.decode_options.keep_source  # the ATen clone resizes from the array

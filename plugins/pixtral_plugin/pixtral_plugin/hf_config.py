@@ -16,9 +16,11 @@ preprocessor's ``patch_size``. ``[IMG_BREAK]`` and ``[IMG_END]`` appear in no co
 are 12 and 13 in Mistral's fixed special-token table, the same in every Tekken and
 SentencePiece vocabulary with image tokens (docs/families/pixtral.md §8).
 
-The resolved spec decodes like transformers' ``PIL.Image`` entry (alpha composited on
-white, no EXIF transpose), whatever ``image_processor_type`` says: ``AutoImageProcessor``
-picks PIL or torchvision by what is installed, and the PIL one is the reference.
+The resolved spec uses ``backend="pil"`` and decodes like transformers' ``PIL.Image``
+entry (alpha composited on white, no EXIF transpose), whatever ``image_processor_type``
+says: ``AutoImageProcessor`` picks PIL or torchvision by what is installed, so the config
+does not pin a backend, and the PIL one is the deterministic reference (the torchvision
+class has the same defaults; ``"backend": "torchvision"`` mirrors it).
 """
 
 from __future__ import annotations

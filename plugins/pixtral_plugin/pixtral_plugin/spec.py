@@ -23,6 +23,13 @@ FAMILY = "pixtral"
 CLIP_MEAN = (0.48145466, 0.4578275, 0.40821073)
 CLIP_STD = (0.26862954, 0.26130258, 0.27577711)
 ALPHA_MODES = ("composite", "drop")
+# backend -> (mm_framework resize reference, normalize rounding). "pil" clones
+# transformers' PixtralImageProcessorPil, "torchvision" its PixtralImageProcessor
+# (ATen's uint8 antialiased bicubic, then rescale fused into normalize in float32).
+BACKENDS: dict[str, tuple[str, str]] = {
+    "pil": ("pil_bicubic", "pil"),
+    "torchvision": ("aten_u8", "fused"),
+}
 
 # Pillow refuses images wider or taller than this; a larger longest_edge could never be
 # reached by a decodable image and would only hide a typo.
@@ -42,7 +49,7 @@ REQUIRED = (
     "image_mean",
     "image_std",
 )
-DEFAULTS: dict[str, Any] = {"alpha": "composite", "exif_transpose": False}
+DEFAULTS: dict[str, Any] = {"backend": "pil", "alpha": "composite", "exif_transpose": False}
 TOKEN_FIELDS = REQUIRED[:3]
 
 
@@ -58,6 +65,7 @@ class PixtralSpec:
     longest_edge: int
     image_mean: tuple[float, float, float]
     image_std: tuple[float, float, float]
+    backend: str = "pil"
     alpha: str = "composite"
     exif_transpose: bool = False
 
@@ -87,6 +95,7 @@ def parse_spec(params: Mapping[str, Any]) -> PixtralSpec:
         image_mean=f.floats("image_mean"),
         # transformers would divide by zero and emit inf/nan features; refuse instead.
         image_std=f.floats("image_std", nonzero=True),
+        backend=f.choice("backend", BACKENDS),
         alpha=f.choice("alpha", ALPHA_MODES),
         exif_transpose=f.boolean("exif_transpose"),
     )

@@ -2,8 +2,9 @@
 
 Shared by the golden generator and the live parity tests, so both use one definition:
 
-- :func:`image_processor`: ``PixtralImageProcessorPil`` from a preset's published
-  ``preprocessor_config.json`` (``golden/models/<preset>/``); needs no torch.
+- :func:`image_processor`: ``PixtralImageProcessorPil`` (``backend="pil"``, needs no torch)
+  or the torchvision ``PixtralImageProcessor`` (``backend="torchvision"``) from a preset's
+  published ``preprocessor_config.json`` (``golden/models/<preset>/``).
 - :func:`processor`: the real ``PixtralProcessor`` (its ``replace_image_token``,
   ``_get_num_multimodal_tokens`` and ``ProcessorMixin.__call__``) around that image
   processor and the Pixtral-12B tokenizer.
@@ -45,10 +46,15 @@ def model_config(preset: str, name: str) -> dict[str, Any]:
         return json.load(f)
 
 
-def image_processor(preset: str):
-    """``PixtralImageProcessorPil`` exactly as ``from_pretrained`` would build it."""
-    module = importlib.import_module(PIL_MODULE)
-    return module.PixtralImageProcessorPil.from_dict(model_config(preset, "preprocessor_config.json"))
+# backend -> (module, class) of transformers' image processor.
+BACKENDS = {"pil": (PIL_MODULE, "PixtralImageProcessorPil"), "torchvision": (TV_MODULE, "PixtralImageProcessor")}
+
+
+def image_processor(preset: str, backend: str = "pil"):
+    """The ``backend``'s image processor exactly as ``from_pretrained`` would build it."""
+    module, name = BACKENDS[backend]
+    cls = getattr(importlib.import_module(module), name)
+    return cls.from_dict(model_config(preset, "preprocessor_config.json"))
 
 
 def _function_source(path: str, name: str) -> str:
@@ -114,13 +120,14 @@ def tokenizer():
     return tok
 
 
-def processor(preset: str):
-    """The real ``PixtralProcessor`` configured from the preset's ``processor_config.json``."""
+def processor(preset: str, backend: str = "pil"):
+    """The real ``PixtralProcessor`` configured from the preset's ``processor_config.json``,
+    around the ``backend``'s image processor."""
     cls, _ = processor_class()
     pc = model_config(preset, "processor_config.json")
     keys = ("patch_size", "spatial_merge_size", "image_token", "image_break_token", "image_end_token")
     kwargs = {k: pc[k] for k in keys if k in pc}
-    return cls(image_processor=image_processor(preset), tokenizer=tokenizer(), **kwargs)
+    return cls(image_processor=image_processor(preset, backend), tokenizer=tokenizer(), **kwargs)
 
 
 # Prompts: turns of (role, [("image", name) | ("text", str)]).

@@ -7,7 +7,8 @@ the harness, which also compares the recorded decoded and resized images
 (``pixtral_stages``), then checks what the harness does not: the padded model kwargs, the
 pixel-free token count, the processor's own count and the stored ``pixel_values`` blobs.
 ``TestMistralSmall31Conformance`` runs the checks on the Mistral 3 preset
-(spatial merge 2). No check is declared as an expected failure.
+(spatial merge 2), ``TestMistralSmall31TorchvisionConformance`` on it with the torchvision
+backend. No check is declared as an expected failure.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from pixtral_plugin import PixtralFamily
 from . import pixtral_images
 
 GOLDEN = Path(__file__).parent / "golden"
-OPTIONAL = frozenset({"alpha", "exif_transpose"})
+OPTIONAL = frozenset({"backend", "alpha", "exif_transpose"})
 
 
 @pytest.fixture(scope="module")
@@ -100,3 +101,13 @@ class TestMistralSmall31Conformance(FamilyConformance):
     @pytest.fixture
     def family_spec(self):
         return mmf.preset("mistral_small_3_1")
+
+
+class TestMistralSmall31TorchvisionConformance(FamilyConformance):
+    """The torchvision backend through the same checks (its parity is the live tests')."""
+
+    optional_fields = OPTIONAL
+
+    @pytest.fixture
+    def family_spec(self):
+        return {**mmf.preset("mistral_small_3_1"), "backend": "torchvision"}

@@ -167,6 +167,21 @@ def test_decode_options_follow_the_spec():
     assert (d.alpha, d.exif_transpose) == ("drop", True)
 
 
+def test_backends_share_the_plan_and_differ_in_pixels_only():
+    """The backend changes the resize and normalize arithmetic alone (the torchvision one's
+    parity is tests/test_pixtral_live_parity.py): ids, offsets and sizes agree."""
+    data = [sample_image(300, 200, seed=5), sample_image(64, 48, seed=6)]
+    pil, tv = pipe("mistral_small_3_1"), pipe("mistral_small_3_1", backend="torchvision")
+    a, b = (p.process(mmf.MmInput(images=data, input_ids=[1, 10, 10, 2])) for p in (pil, tv))
+    assert a.input_ids.tolist() == b.input_ids.tolist() and a.offsets == b.offsets
+    for x, y in zip(a.items, b.items):
+        assert x.aux["image_sizes"].array.tolist() == y.aux["image_sizes"].array.tolist()
+        assert x.feature.array.shape == y.feature.array.shape
+        # Both images are resized (to 308x224 and 84x56); the two bicubics round differently.
+        assert not np.array_equal(x.feature.array, y.feature.array)
+    assert not tv.decode_options.keep_source  # the ATen clone resizes from the array
+
+
 def test_ids_outside_int32_are_rejected():
     with pytest.raises(mmf.InvalidInputError):
         pipe().process(mmf.MmInput(images=[sample_image(16, 16)], input_ids=[10, 2**31]))

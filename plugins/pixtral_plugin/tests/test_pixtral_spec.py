@@ -40,13 +40,23 @@ def test_preset_values_are_the_checkpoints():
     assert (b["patch_size"], b["spatial_merge_size"], b["longest_edge"]) == (14, 2, 1540)
     for d in (a, b):
         assert (d["image_token_id"], d["image_break_token_id"], d["image_end_token_id"]) == (10, 12, 13)
-        assert (d["alpha"], d["exif_transpose"]) == ("composite", False)
+        assert (d["backend"], d["alpha"], d["exif_transpose"]) == ("pil", "composite", False)
+
+
+OPTIONAL = ("backend", "alpha", "exif_transpose")
 
 
 def test_optional_fields_default():
-    s = parse_spec({k: v for k, v in BASE.items() if k not in ("alpha", "exif_transpose")})
-    assert (s.alpha, s.exif_transpose) == ("composite", False)
+    s = parse_spec({k: v for k, v in BASE.items() if k not in OPTIONAL})
+    assert (s.backend, s.alpha, s.exif_transpose) == ("pil", "composite", False)
     assert s.factor == 16
+
+
+def test_torchvision_backend_is_accepted_and_kept():
+    s = parse_spec(spec(backend="torchvision"))
+    assert s.backend == "torchvision" and s.to_dict()["backend"] == "torchvision"
+    assert mmf.pipeline_from_spec({**PRESETS["mistral_small_3_1"], "backend": "torchvision"}).spec["backend"] == (
+        "torchvision")
 
 
 def test_not_a_mapping():
@@ -57,7 +67,7 @@ def test_not_a_mapping():
 @pytest.mark.parametrize("field", sorted(BASE))
 def test_missing_required_field(field):
     params = {k: v for k, v in BASE.items() if k != field}
-    if field in ("alpha", "exif_transpose"):
+    if field in OPTIONAL:
         parse_spec(params)
         return
     with pytest.raises(mmf.SpecError, match=f"missing required field '{field}'"):
@@ -131,6 +141,11 @@ def test_zero_std(value):
 @pytest.mark.parametrize("value", ["blend", "", None, 1])
 def test_bad_alpha(value):
     rejected(spec(alpha=value), "alpha")
+
+
+@pytest.mark.parametrize("value", ["torch", "PIL", "Pil", "fast", "", None, 1, True, ["pil"]])
+def test_bad_backend(value):
+    rejected(spec(backend=value), "backend", match="must be one of 'pil', 'torchvision'")
 
 
 @pytest.mark.parametrize("value", [1, 0, "true", None])

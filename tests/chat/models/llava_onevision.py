@@ -112,7 +112,8 @@ def cases(media: Path) -> dict[str, Case]:
 
 
 MODELS = [
-    # Only the PIL backend: the family clones LlavaOnevisionImageProcessorPil
-    # (docs/families/llava_onevision.md).
-    ChatModel("llava_onevision", make_dir, reference, cases, keys=("pixel_values", "image_sizes")),
+    # The family clones LlavaOnevisionImageProcessorPil (the default) and, with "backend":
+    # "torchvision", LlavaOnevisionImageProcessor (docs/families/llava_onevision.md).
+    ChatModel("llava_onevision", make_dir, reference, cases, keys=("pixel_values", "image_sizes"),
+              backends=("pil", "torchvision")),
 ]

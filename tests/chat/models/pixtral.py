@@ -254,11 +254,11 @@ def mistral3_cases(media: Path) -> dict[str, Case]:
 
 
 KEYS = ("pixel_values", "image_sizes")
-# The family clones PixtralImageProcessorPil (docs/families/pixtral.md); the torchvision
-# PixtralImageProcessor resizes with torch's bicubic and normalizes in float32: its pixel_values
-# are up to 0.03 apart where an image is resized, 2.4e-7 where it is not (ids and image_sizes agree).
+# The family clones PixtralImageProcessorPil (the default) and, with "backend": "torchvision",
+# the torchvision PixtralImageProcessor (docs/families/pixtral.md §2, §3).
+BACKENDS = ("pil", "torchvision")
 MODELS = [
-    ChatModel("pixtral_12b", _maker("pixtral_12b", "pixtral_12b"), reference, pixtral_cases, KEYS),
+    ChatModel("pixtral_12b", _maker("pixtral_12b", "pixtral_12b"), reference, pixtral_cases, KEYS, backends=BACKENDS),
     ChatModel("mistral_small_3_1", _maker("mistral_small_3_1", "mistral_small_3_1_24b_instruct_2503"), reference,
-              mistral3_cases, KEYS),
+              mistral3_cases, KEYS, backends=BACKENDS),
 ]
