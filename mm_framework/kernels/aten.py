@@ -1,9 +1,11 @@
-"""``"aten_u8"``: ATen's uint8 antialiased bicubic (the torchvision backend), in numpy.
+"""``"aten_u8"`` / ``"aten_u8_bilinear"``: ATen's uint8 antialiased bicubic and bilinear
+(the torchvision backend), in numpy.
 
-ATen computes per-axis int16 fixed-point tap tables in f64 and runs two separable
-integer passes, horizontal first, with a uint8 image in between (docs/architecture.md,
-"Resize: ATen uint8"). Integer math is exact, so the order of a sum is free and bands of
-output rows are independent.
+The two differ only in the filter and its support (``HelperInterpCubic`` /
+``HelperInterpLinear``: ``interp_size`` 4 and 2). ATen computes per-axis int16
+fixed-point tap tables in f64 and runs two separable integer passes, horizontal first,
+with a uint8 image in between (docs/architecture.md, "Resize: ATen uint8"). Integer math
+is exact, so the order of a sum is free and bands of output rows are independent.
 """
 
 from __future__ import annotations
@@ -30,8 +32,20 @@ def _aten_bicubic(x: np.ndarray) -> np.ndarray:
     return np.where(x < 1.0, inner, np.where(x < 2.0, outer, 0.0))
 
 
-def aten_coeffs(in_size: int, out_size: int) -> tuple[np.ndarray, np.ndarray, int]:
-    """Per-axis tap table of ATen's uint8 antialiased bicubic: ``(index, weight, precision)``.
+def _aten_triangle(x: np.ndarray) -> np.ndarray:
+    """ATen ``HelperInterpLinear::aa_filter``: ``1 - |x|`` inside the unit, else 0."""
+    x = np.abs(x)
+    return np.where(x < 1.0, 1.0 - x, 0.0)
+
+
+# filter name -> (aa_filter, interp_size): the support is interp_size / 2 source pixels,
+# widened by the scale when downsampling.
+FILTERS = {"bicubic": (_aten_bicubic, 4), "bilinear": (_aten_triangle, 2)}
+
+
+def aten_coeffs(in_size: int, out_size: int, filt: str = "bicubic") -> tuple[np.ndarray, np.ndarray, int]:
+    """Per-axis tap table of ATen's uint8 antialiased ``filt`` (a :data:`FILTERS` name):
+    ``(index, weight, precision)``.
 
     ``index`` is ``[out_size, ksize]`` int64 source positions (clamped in range; taps past
     an output's span carry weight 0), ``weight`` the matching int32 fixed-point weights
@@ -40,8 +54,9 @@ def aten_coeffs(in_size: int, out_size: int) -> tuple[np.ndarray, np.ndarray, in
     ``int(0.5 + wmax*2^P) < 2^15``, ``wmax`` being the largest normalised weight of the axis.
     All geometry is f64 in ATen's operation order.
     """
+    aa_filter, interp_size = FILTERS[filt]
     scale = in_size / out_size
-    support = 2.0 * scale if scale >= 1.0 else 2.0
+    support = (interp_size * 0.5) * scale if scale >= 1.0 else interp_size * 0.5
     ksize = math.ceil(support) * 2 + 1
     invscale = 1.0 / scale if scale >= 1.0 else 1.0
     center = scale * (np.arange(out_size, dtype=np.float64) + 0.5)
@@ -52,7 +67,7 @@ def aten_coeffs(in_size: int, out_size: int) -> tuple[np.ndarray, np.ndarray, in
     taps = np.arange(ksize, dtype=np.int64)
     live = taps[None, :] < xsize[:, None]
     pos = xmin[:, None] + taps[None, :]
-    w = np.where(live, _aten_bicubic(((pos.astype(np.float64) - center[:, None]) + 0.5) * invscale), 0.0)
+    w = np.where(live, aa_filter(((pos.astype(np.float64) - center[:, None]) + 0.5) * invscale), 0.0)
     # total_w accumulates tap by tap in order: a numpy sum could pair terms differently.
     total = np.zeros(out_size, dtype=np.float64)
     for j in range(ksize):
@@ -69,7 +84,7 @@ def aten_coeffs(in_size: int, out_size: int) -> tuple[np.ndarray, np.ndarray, in
     return np.minimum(pos, in_size - 1), k, precision
 
 
-def _aten_rows(src: np.ndarray, out_rows: int) -> np.ndarray:
+def _aten_rows(src: np.ndarray, out_rows: int, filt: str) -> np.ndarray:
     """One separable uint8 pass over the rows of ``src`` (``[n_in, L]`` u8, rows of pixels).
 
     Integer math only, as ATen: each output byte is ``clip8((2^(P-1) + sum_j row_j*k_j) >> P)``
@@ -80,7 +95,7 @@ def _aten_rows(src: np.ndarray, out_rows: int) -> np.ndarray:
     :func:`mm_framework.par.for_chunks` with byte-identical results.
     """
     n_in, width = src.shape
-    index, weight, precision = aten_coeffs(n_in, out_rows)
+    index, weight, precision = aten_coeffs(n_in, out_rows, filt)
     out = np.empty((out_rows, width), dtype=np.uint8)
     band = max(1, _BAND_BYTES // (4 * width))
     bias = np.int32(1 << (precision - 1))
@@ -146,8 +161,9 @@ def _from_planar_columns(cols: np.ndarray) -> np.ndarray:
 _BAND_BYTES = 1 << 19
 
 
-def resize_aten_u8(rgb: np.ndarray, out_w: int, out_h: int) -> np.ndarray:
-    """ATen's order: the horizontal pass (over all source rows) first, u8 in between.
+def resize_aten_u8(rgb: np.ndarray, out_w: int, out_h: int, filt: str = "bicubic") -> np.ndarray:
+    """ATen's resize with filter ``filt`` (a :data:`FILTERS` name), in ATen's order: the
+    horizontal pass (over all source rows) first, u8 in between.
 
     Row passes are the fast shape in numpy (whole-row gathers), so the horizontal pass
     runs as a row pass on the image's columns (:func:`_to_planar_columns`) and is
@@ -156,8 +172,8 @@ def resize_aten_u8(rgb: np.ndarray, out_w: int, out_h: int) -> np.ndarray:
     in_h, in_w = rgb.shape[:2]
     out = np.ascontiguousarray(rgb)
     if out_w != in_w:
-        cols = _aten_rows(_to_planar_columns(out).reshape(in_w, 3 * in_h), out_w)
+        cols = _aten_rows(_to_planar_columns(out).reshape(in_w, 3 * in_h), out_w, filt)
         out = _from_planar_columns(cols.reshape(out_w, 3, in_h))
     if out_h != in_h:
-        out = _aten_rows(out.reshape(in_h, out_w * 3), out_h).reshape(out_h, out_w, 3)
+        out = _aten_rows(out.reshape(in_h, out_w * 3), out_h, filt).reshape(out_h, out_w, 3)
     return out

@@ -9,6 +9,9 @@
   pinned together with the Pillow major version.
 - ``"aten_u8"``: torchvision ``F.resize(uint8 CHW tensor, BICUBIC, antialias=True)``
   (ATen's ``_upsample_bicubic2d_aa`` uint8 path), re-implemented in numpy (:mod:`.aten`).
+- ``"aten_u8_bilinear"``: the same with ``BILINEAR`` (``_upsample_bilinear2d_aa``). torchvision
+  takes ATen's uint8 path for it only on AVX2/AVX512 and ARM CPUs; elsewhere it resizes in
+  float32 and rounds, which this resampler does not clone.
 
 With the native kernels active (:mod:`.native`), every resampler runs as two C passes
 over the same reference's tables instead (docs/kernels.md); the Pillow and numpy paths
@@ -29,7 +32,9 @@ from . import native
 from .aten import aten_coeffs, resize_aten_u8
 from .export import rgb_array
 
-RESAMPLERS = ("pil_bicubic", "pil_lanczos", "pil_bilinear", "aten_u8")
+RESAMPLERS = ("pil_bicubic", "pil_lanczos", "pil_bilinear", "aten_u8", "aten_u8_bilinear")
+# The ATen resamplers and their filter (:data:`.aten.FILTERS`).
+_ATEN_FILTERS = {"aten_u8": "bicubic", "aten_u8_bilinear": "bilinear"}
 _PIL_FILTERS = {
     "pil_bicubic": Image.Resampling.BICUBIC,
     "pil_lanczos": Image.Resampling.LANCZOS,
@@ -66,8 +71,8 @@ def resize_rgb(
         return rgb.copy()
     if native.use_native():
         return _resize_native(rgb, out_w, out_h, resample)
-    if resample == "aten_u8":
-        return resize_aten_u8(rgb, out_w, out_h)
+    if resample in _ATEN_FILTERS:
+        return resize_aten_u8(rgb, out_w, out_h, _ATEN_FILTERS[resample])
     if source is not None and (source.mode != "RGB" or source.size != (in_w, in_h)):
         source = None
     return _resize_pil(rgb, out_w, out_h, _PIL_FILTERS[resample], source)
@@ -79,7 +84,7 @@ def resize_wants_source(resample: str) -> bool:
     A family decodes with ``keep_source`` only then: the native kernels and the ATen
     clone resize from the array, and holding the Pillow copy would only cost memory.
     """
-    return check_resample(resample) != "aten_u8" and not native.use_native()
+    return check_resample(resample) not in _ATEN_FILTERS and not native.use_native()
 
 
 # ---------------------------------------------------------------------------
@@ -90,8 +95,8 @@ def resize_wants_source(resample: str) -> bool:
 @lru_cache(maxsize=64)
 def _axis_table(resample: str, in_size: int, out_size: int) -> native.Table:
     """One axis's table (immutable, so cached: requests repeat a few sizes)."""
-    if resample == "aten_u8":
-        return native.table_from_taps(*aten_coeffs(in_size, out_size))
+    if resample in _ATEN_FILTERS:
+        return native.table_from_taps(*aten_coeffs(in_size, out_size, _ATEN_FILTERS[resample]))
     return native.pil_table(in_size, out_size, resample.removeprefix("pil_"))
 
 
@@ -100,7 +105,7 @@ def _resize_native(rgb: np.ndarray, out_w: int, out_h: int, resample: str) -> np
     h = _axis_table(resample, in_w, out_w) if out_w != in_w else None
     v = _axis_table(resample, in_h, out_h) if out_h != in_h else None
     # ATen always runs the horizontal pass first; Pillow 13 picks by the size change.
-    vertical_first = resample != "aten_u8" and pil_vertical_first(in_w, in_h, out_w, out_h)
+    vertical_first = resample not in _ATEN_FILTERS and pil_vertical_first(in_w, in_h, out_w, out_h)
     return native.resize(rgb, h, v, vertical_first)
 
 

@@ -43,9 +43,9 @@ def test_fixture_provenance():
     v = FIXTURES["versions"]
     assert v["pillow"].startswith("13."), "Pillow 13 changed the bicubic pass order; fixtures must come from it"
     assert v["torchvision"].startswith("0.29.") and v["torch"].startswith("2.14.")
-    assert len(CASES) == 61 * 4
+    assert len(CASES) == 61 * len(RESAMPLERS)
     assert {c["resample"] for c in CASES} == set(RESAMPLERS)
-    assert sum(c["name"].startswith("random_") for c in CASES) == 40 * 4
+    assert sum(c["name"].startswith("random_") for c in CASES) == 40 * len(RESAMPLERS)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[f"{c['name']}-{c['resample']}" for c in CASES])
@@ -96,6 +96,19 @@ def test_aten_precision_per_axis(n_in, n_out, want):
     assert p == want
     assert int(weight.max()) < 1 << 15 <= int(np.float64(weight.max()) * 2 + 1)
     assert (index >= 0).all() and (index < n_in).all()
+
+
+def test_aten_bilinear_is_the_triangle_filter():
+    # A 2x upscale puts every output centre a quarter pixel from its two nearest sources,
+    # so the triangle gives 3/4 and 1/4 (edges: the one live neighbour renormalised to 1).
+    index, weight, p = aten_coeffs(4, 8, "bilinear")
+    assert p == 14 and weight.shape[1] == 3  # support 1: ceil(1) * 2 + 1 taps
+    quarter = 1 << (p - 2)
+    assert weight[0].tolist() == [4 * quarter, 0, 0] and index[0, 0] == 0
+    assert weight[1].tolist() == [3 * quarter, quarter, 0] and index[1, 0] == 0
+    assert weight[2].tolist() == [quarter, 3 * quarter, 0] and index[2, 0] == 0
+    # Downscaling by 4 widens the support to 4 source pixels each side of the centre.
+    assert aten_coeffs(40, 10, "bilinear")[1].shape[1] == 4 * 2 + 1
 
 
 def test_aten_weights_sum_to_one_in_fixed_point():

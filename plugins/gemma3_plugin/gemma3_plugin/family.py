@@ -1,9 +1,10 @@
 """The ``gemma3`` family processor: one still image in, transformers 5.24's tensors out.
 
 Per item (docs/families/gemma3.md §2): the decoded RGB image and, with pan-and-scan, its
-crops are each resized to ``height`` x ``width`` with Pillow's filter (the kernels'
-``pil_*`` resizers), then rescaled and normalized into one float32 CHW plane per channel
-through the :class:`~mm_framework.kernels.ChannelNorm` of transformers' PIL arithmetic.
+crops are each resized to ``height`` x ``width`` with the backend's filter (Pillow's, the
+kernels' ``pil_*`` resizers, or torchvision's uint8 one, ``aten_u8*``), then rescaled and
+normalized into one float32 CHW plane per channel through the
+:class:`~mm_framework.kernels.ChannelNorm` of that backend's arithmetic.
 The feature is float32 ``[1 + crops, 3, height, width]`` with geometry ``Tiles(1 +
 crops)`` and size ``(width, height)``, planned from the decoded size alone
 (``mm_plan_item``); positions are 1-D. Everything that depends only on the spec (the norm, the
@@ -35,7 +36,24 @@ ITEM_OPTIONS = ("do_pan_and_scan", "pan_and_scan_min_crop_size", "pan_and_scan_m
 
 
 def channel_norm(spec) -> kernels.ChannelNorm:
-    """transformers' rescale-then-normalize table; a disabled step is the identity.
+    """The backend's rescale + normalize table (:func:`_pil_norm` or :func:`_torchvision_norm`)."""
+    return _torchvision_norm(spec) if spec.backend == "torchvision" else _pil_norm(spec)
+
+
+def _torchvision_norm(spec) -> kernels.ChannelNorm:
+    """``TorchvisionBackend.rescale_and_normalize``: with both steps the fused ``(f32(v) - mean')
+    / std'`` (mean and std times ``1 / rescale_factor``); normalize alone the same with factor 1;
+    rescale alone ``uint8 tensor * rescale_factor``, which torch computes as ``f32(v) * f32(r)``."""
+    if spec.do_normalize:
+        return kernels.channel_norm_fused(spec.image_mean, spec.image_std,
+                                          spec.rescale_factor if spec.do_rescale else 1.0)
+    r = np.float32(spec.rescale_factor)
+    lut = np.repeat((np.arange(256, dtype=_F32) * r)[None, :], 3, axis=0)
+    return kernels.ChannelNorm.search(lut, [[(np.multiply, r)]])
+
+
+def _pil_norm(spec) -> kernels.ChannelNorm:
+    """transformers' PIL rescale-then-normalize table; a disabled step is the identity.
 
     Besides the table's own three-step program, ``v / (std / rescale) - mean / std`` is
     offered: two float32 passes instead of three, kept only where ChannelNorm proves it
@@ -62,20 +80,32 @@ class Gemma3Family:
         # The decoder lends its Pillow image when the resize runs through Pillow.
         self._decode_options = mmp.DecodeOptions(
             alpha=self.spec.alpha, exif_transpose=self.spec.exif_transpose,
-            keep_source=kernels.resize_wants_source(self.spec.resample),
+            keep_source=kernels.resize_wants_source(self.spec.resizer),
         )
 
     # -- geometry -----------------------------------------------------------------
 
     def crops(self, width: int, height: int) -> list[Box]:
-        """The pan-and-scan crop boxes of a ``width`` x ``height`` image (none when off)."""
+        """The pan-and-scan crop boxes of a ``width`` x ``height`` image (none when off).
+
+        An empty crop (possible only with small crop sizes, docs/families/gemma3.md §2) is
+        black on the PIL backend; torchvision's resize cannot reshape an empty tensor, so
+        Gemma3ImageProcessor fails on it, and so does the torchvision backend here."""
         s = self.spec
         if not s.do_pan_and_scan:
             return []
-        return crop_boxes(
+        boxes = crop_boxes(
             width, height, s.pan_and_scan_min_crop_size, s.pan_and_scan_max_num_crops,
             s.pan_and_scan_min_ratio_to_activate,
         )
+        if s.backend == "torchvision":
+            for k, (x0, y0, x1, y1) in enumerate(boxes, start=1):
+                if x1 <= x0 or y1 <= y0:
+                    raise mmp.MediaError(
+                        f"gemma3: pan-and-scan crop {k} of {len(boxes)} of the {width}x{height} image is empty, "
+                        "which the torchvision backend cannot resize (transformers' Gemma3ImageProcessor fails on it)"
+                    )
+        return boxes
 
     def item_plan(self, boxes: Sequence[Box]) -> mmp.ItemPlan:
         """The plan of an image with crop ``boxes``: ``Tiles(1 + crops)``, each tile the
@@ -89,7 +119,7 @@ class Gemma3Family:
         s = self.spec
         if rgb.shape[:2] == (s.height, s.width):
             return rgb
-        return kernels.resize_rgb(rgb, s.width, s.height, s.resample, source=source)
+        return kernels.resize_rgb(rgb, s.width, s.height, s.resizer, source=source)
 
     def normalize_into(self, rgb: np.ndarray, out: np.ndarray) -> None:
         """HWC uint8 ``rgb`` -> ``out`` float32 ``[3, h, w]``, one band of rows per task."""

@@ -34,6 +34,13 @@ MAX_SEQ_LENGTH = 1 << 16
 MAX_STACK_PIXELS = mmf.Limits().max_image_pixels
 # The Pillow filters transformers' ``resample`` 1, 2 and 3 name (LANCZOS, BILINEAR, BICUBIC).
 RESAMPLES = ("pil_bilinear", "pil_bicubic", "pil_lanczos")
+# backend -> resample -> the mm_framework resizer of that filter. "pil" clones
+# Gemma3ImageProcessorPil, "torchvision" Gemma3ImageProcessor (tvF.resize of uint8 tensors,
+# ATen's uint8 antialiased path); torchvision's LANCZOS has no clone.
+BACKENDS: dict[str, dict[str, str]] = {
+    "pil": {r: r for r in RESAMPLES},
+    "torchvision": {"pil_bilinear": "aten_u8_bilinear", "pil_bicubic": "aten_u8"},
+}
 
 REQUIRED = (
     "image_token_id",
@@ -47,6 +54,7 @@ REQUIRED = (
     "image_std",
 )
 DEFAULTS: dict[str, Any] = {
+    "backend": "pil",
     "resample": "pil_bilinear",
     "do_rescale": True,
     "do_normalize": True,
@@ -83,6 +91,7 @@ class Gemma3Spec:
     rescale_factor: float
     image_mean: tuple[float, float, float]
     image_std: tuple[float, float, float]
+    backend: str = "pil"
     resample: str = "pil_bilinear"
     do_rescale: bool = True
     do_normalize: bool = True
@@ -102,6 +111,11 @@ class Gemma3Spec:
     def newline_ids(self) -> range:
         """The ids of the newline runs ``"\\n" * 1`` .. ``"\\n" * newline_run_max``."""
         return range(self.newline_token_id, self.newline_token_id + self.newline_run_max)
+
+    @property
+    def resizer(self) -> str:
+        """The :func:`mm_framework.kernels.resize_rgb` resampler of ``resample`` on ``backend``."""
+        return BACKENDS[self.backend][self.resample]
 
     def to_dict(self) -> dict[str, Any]:
         """The complete spec, ``"family"`` included, as JSON-ready values."""
@@ -136,6 +150,7 @@ def parse_spec(params: Mapping[str, Any]) -> Gemma3Spec:
         rescale_factor=f.number("rescale_factor", positive=True),
         image_mean=f.floats("image_mean"),
         image_std=f.floats("image_std", nonzero=True),
+        backend=f.choice("backend", BACKENDS),
         resample=f.choice("resample", RESAMPLES),
         do_rescale=f.boolean("do_rescale"),
         do_normalize=f.boolean("do_normalize"),
@@ -157,6 +172,9 @@ def parse_spec(params: Mapping[str, Any]) -> Gemma3Spec:
 
 
 def _cross_check(f: mmp.SpecFields, s: Gemma3Spec) -> None:
+    if s.resample not in BACKENDS[s.backend]:
+        raise f.error("resample", f"={s.resample!r} has no clone on backend {s.backend!r} "
+                                  f"(it offers {', '.join(BACKENDS[s.backend])})")
     if s.image_seq_length > s.height * s.width:
         # The soft tokens pool the vision tower's patches of the height x width image.
         raise f.error(

@@ -32,7 +32,9 @@ PAS_KEYS = ("do_pan_and_scan", "pan_and_scan_min_crop_size", "pan_and_scan_max_n
 
 
 def reference_pixels(spec, image):
-    ip = transformers.Gemma3ImageProcessorPil(
+    """transformers' pixel_values of ``image`` (or a list of images) on the spec's backend."""
+    cls = {"pil": "Gemma3ImageProcessorPil", "torchvision": "Gemma3ImageProcessor"}[spec.get("backend", "pil")]
+    ip = getattr(transformers, cls)(
         size={"height": spec["height"], "width": spec["width"]}, resample=RESAMPLE[spec["resample"]],
         do_rescale=spec["do_rescale"], rescale_factor=spec["rescale_factor"], do_normalize=spec["do_normalize"],
         image_mean=spec["image_mean"], image_std=spec["image_std"],

@@ -59,6 +59,7 @@ BAD_VALUES = [
     ("image_std", [0.5, 0.0, 0.5], "must not contain 0"),
     ("resample", "pil_nearest", "must be one of 'pil_bilinear', 'pil_bicubic', 'pil_lanczos'"),
     ("resample", 2, "must be one of"),
+    ("backend", "numpy", "must be one of 'pil', 'torchvision'"),
     ("do_rescale", 1, "must be true or false"),
     ("do_normalize", "yes", "must be true or false"),
     ("do_pan_and_scan", None, "must be true or false"),
@@ -92,6 +93,8 @@ def test_every_field_has_a_rejection_test():
 # (change, the field the error names, the other fields its message names, message)
 CROSS = [
     ({"do_rescale": False, "do_normalize": False}, "do_normalize", ["do_rescale"], "cannot both be false"),
+    ({"backend": "torchvision", "resample": "pil_lanczos"}, "resample", ["backend"],
+     "='pil_lanczos' has no clone on backend 'torchvision' \\(it offers pil_bilinear, pil_bicubic\\)"),
     ({"eoi_token_id": 255999}, "eoi_token_id", ["boi_token_id"], "must differ"),
     ({"image_token_id": 255999}, "eoi_token_id", ["image_token_id"], "must differ"),
     ({"boi_token_id": 108}, "boi_token_id", ["newline_token_id"], "lies among the newline ids 107..137"),
@@ -123,6 +126,14 @@ def test_limits_of_the_cross_rules_are_accepted():
     big = {**BASE, "height": 4096, "width": 4096, "pan_and_scan_max_num_crops": 9}
     assert parse_spec({**big, "do_pan_and_scan": True}).pan_and_scan_max_num_crops == 9
     assert parse_spec({**big, "pan_and_scan_max_num_crops": 64}).do_pan_and_scan is False
+
+
+def test_backend_picks_the_resizer_of_the_filter():
+    assert parse_spec(BASE).resizer == "pil_bilinear"
+    tv = {**BASE, "backend": "torchvision"}
+    assert parse_spec(tv).resizer == "aten_u8_bilinear"
+    assert parse_spec({**tv, "resample": "pil_bicubic"}).resizer == "aten_u8"
+    assert parse_spec({**BASE, "resample": "pil_lanczos"}).resizer == "pil_lanczos"
 
 
 def test_rescale_or_normalize_alone_is_accepted():

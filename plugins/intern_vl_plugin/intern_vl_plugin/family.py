@@ -20,7 +20,9 @@ differs by one ulp on 126 of the 256 byte values.
 With ``processor: "transformers"`` the item is ``GotOcr2ImageProcessorPil``'s instead
 (``InternVLProcessor`` of the ``-hf`` checkpoints): transformers' tile rule, the uint8 image
 resized to the canvas (and to one tile for the thumbnail) by Pillow's bicubic, then each
-tile rescaled and normalized with transformers' PIL arithmetic (``channel_norm_pil``).
+tile rescaled and normalized with transformers' PIL arithmetic (``channel_norm_pil``); with
+``backend: "torchvision"`` ``GotOcr2ImageProcessor``'s: the same steps with ATen's uint8 bicubic
+(``aten_u8``) and the fused rescale + normalize (``channel_norm_fused``).
 """
 
 from __future__ import annotations
@@ -31,13 +33,14 @@ from typing import Any
 import numpy as np
 
 from mm_framework import plugin as mmp
-from mm_framework.kernels import channel_norm_pil, for_chunks, resize_rgb, resize_wants_source
+from mm_framework.kernels import channel_norm_fused, channel_norm_pil, for_chunks, resize_rgb, resize_wants_source
 
 from .bicubic import resize_to_tiles
-from .spec import parse_spec
+from .spec import BACKENDS, parse_spec
 from .tiling import TileGrid, candidate_grids, select_grid, select_grid_transformers
 
 _F32 = np.float32
+_NORMS = {"pil": channel_norm_pil, "fused": channel_norm_fused}
 # Rows of the source image per normalization window (a few hundred KiB per channel).
 _NORMALIZE_WINDOW_ELEMENTS = 1 << 17
 
@@ -51,13 +54,14 @@ class InternVlFamily:
         self._mean = np.asarray(self.spec.image_mean, dtype=_F32).reshape(3, 1, 1)
         self._std = np.asarray(self.spec.image_std, dtype=_F32).reshape(3, 1, 1)
         self._hf = self.spec.processor == "transformers"
+        self._resample, rounding = BACKENDS[self.spec.backend]
         # transformers decodes a PIL image as its PIL entry does (alpha composited on white,
         # no EXIF turn), and its Pillow resize may start from the decoder's own image.
         self._decode_options = (
-            mmp.DecodeOptions(alpha="composite", keep_source=resize_wants_source("pil_bicubic")) if self._hf
+            mmp.DecodeOptions(alpha="composite", keep_source=resize_wants_source(self._resample)) if self._hf
             else mmp.DecodeOptions()
         )
-        self._norm = channel_norm_pil(self.spec.image_mean, self.spec.image_std) if self._hf else None
+        self._norm = _NORMS[rounding](self.spec.image_mean, self.spec.image_std) if self._hf else None
 
     # -- geometry -----------------------------------------------------------------
 
@@ -157,15 +161,15 @@ class InternVlFamily:
     # -- helpers ------------------------------------------------------------------
 
     def _tiles_transformers(self, media: mmp.DecodedImage, grid: TileGrid, feature: np.ndarray) -> None:
-        """``GotOcr2ImageProcessorPil.crop_image_to_patches`` then its rescale and normalize."""
+        """``GotOcr2ImageProcessor(Pil).crop_image_to_patches`` then its rescale and normalize."""
         size = self.spec.image_size
         source = mmp.take_source(media)
-        canvas = resize_rgb(media.rgb, grid.cols * size, grid.rows * size, "pil_bicubic", source=source)
+        canvas = resize_rgb(media.rgb, grid.cols * size, grid.rows * size, self._resample, source=source)
         for b in range(grid.blocks):
             y0, x0 = (b // grid.cols) * size, (b % grid.cols) * size
             self._normalize_tile(canvas[y0 : y0 + size, x0 : x0 + size], feature[b])
         if grid.thumbnail:
-            self._normalize_tile(resize_rgb(media.rgb, size, size, "pil_bicubic", source=source), feature[-1])
+            self._normalize_tile(resize_rgb(media.rgb, size, size, self._resample, source=source), feature[-1])
 
     def _normalize_tile(self, rgb: np.ndarray, out: np.ndarray) -> None:
         for c in range(3):

@@ -6,8 +6,9 @@ field; unknown fields are errors too, so a typo never silently falls back to a d
 
 ``processor`` names the reference cloned: ``"sglang"`` (the default; SGLang's
 ``InternVLImageProcessor``) or ``"transformers"`` (the ``InternVLProcessor`` of the ``-hf``
-checkpoints with ``GotOcr2ImageProcessorPil``). A model directory of an ``-hf`` checkpoint
-resolves to the second (:mod:`.hf_config`).
+checkpoints with ``GotOcr2ImageProcessorPil``, or with ``backend: "torchvision"`` its
+torchvision ``GotOcr2ImageProcessor``). A model directory of an ``-hf`` checkpoint resolves to
+the second (:mod:`.hf_config`).
 """
 
 from __future__ import annotations
@@ -47,7 +48,10 @@ REQUIRED = (
     "image_std",
 )
 PROCESSORS = ("sglang", "transformers")
-DEFAULTS: dict[str, Any] = {"use_thumbnail": True, "processor": "sglang"}
+# transformers' image backend -> (mm_framework resize reference, normalize rounding):
+# GotOcr2ImageProcessorPil, or GotOcr2ImageProcessor (uint8 tvF.resize, fused normalize).
+BACKENDS: dict[str, tuple[str, str]] = {"pil": ("pil_bicubic", "pil"), "torchvision": ("aten_u8", "fused")}
+DEFAULTS: dict[str, Any] = {"use_thumbnail": True, "processor": "sglang", "backend": "pil"}
 
 
 @attrs.frozen
@@ -57,7 +61,8 @@ class InternVlSpec:
     ``image_token_id`` is the one-token slot per image in the tokenized prompt (SGLang
     and transformers use ``<IMG_CONTEXT>`` itself); each slot becomes ``<img>``,
     ``num_image_token`` context tokens per tile, ``</img>``. ``processor``: which reference's
-    tile rule, resize and arithmetic (docs/families/intern_vl.md).
+    tile rule, resize and arithmetic (docs/families/intern_vl.md); ``backend``: with
+    ``"transformers"``, which of its image processors (SGLang's has one).
     """
 
     image_token_id: int
@@ -71,6 +76,7 @@ class InternVlSpec:
     image_std: tuple[float, float, float]
     use_thumbnail: bool = True
     processor: str = "sglang"
+    backend: str = "pil"
 
     def to_dict(self) -> dict[str, Any]:
         """The complete spec, ``"family"`` included, as JSON-ready values."""
@@ -95,6 +101,7 @@ def parse_spec(params: Mapping[str, Any]) -> InternVlSpec:
         image_std=f.floats("image_std", nonzero=True),
         use_thumbnail=f.boolean("use_thumbnail"),
         processor=f.choice("processor", PROCESSORS),
+        backend=f.choice("backend", BACKENDS),
     )
     _cross_check(f, spec)
     return spec
@@ -122,6 +129,9 @@ def _cross_check(f: SpecFields, s: InternVlSpec) -> None:
     if s.processor == "transformers" and not s.use_thumbnail:
         # GotOcr2ImageProcessor.crop_image_to_patches always appends the thumbnail.
         raise f.error("use_thumbnail", "must be true with processor 'transformers' (it always adds the thumbnail)")
+    if s.backend != "pil" and s.processor != "transformers":
+        # SGLang's processor has one arithmetic (torch float); the choice is transformers'.
+        raise f.error("backend", f"={s.backend!r} needs processor 'transformers' (got {s.processor!r})")
     canvas = s.max_num * s.image_size**2
     if canvas > MAX_CANVAS_PIXELS:
         raise f.error(

@@ -15,7 +15,7 @@ from mm_framework.testing import FamilyConformance
 
 
 class TestInternVlConformance(FamilyConformance):
-    optional_fields = frozenset({"use_thumbnail", "processor"})
+    optional_fields = frozenset({"use_thumbnail", "processor", "backend"})
 
     @pytest.fixture
     def family_spec(self):
@@ -35,31 +35,45 @@ class TestInternVlConformance(FamilyConformance):
 
 
 class TestInternVlPresetConformance(FamilyConformance):
-    optional_fields = frozenset({"use_thumbnail", "processor"})
+    optional_fields = frozenset({"use_thumbnail", "processor", "backend"})
 
     @pytest.fixture
     def family_spec(self):
         return mmf.preset("internvl2_5_8b")
 
 
+TRANSFORMERS_SPEC = {
+    "family": "intern_vl",
+    "image_token_id": 8,
+    "img_context_token_id": 8,
+    "img_start_token_id": 5,
+    "img_end_token_id": 6,
+    "image_size": 16,
+    "num_image_token": 4,
+    "max_num": 12,
+    "image_mean": [0.485, 0.456, 0.406],
+    "image_std": [0.229, 0.224, 0.225],
+    "use_thumbnail": True,
+    "processor": "transformers",
+}
+
+
 class TestInternVlTransformersConformance(FamilyConformance):
     """The same small spec with transformers' processing (GotOcr2ImageProcessorPil)."""
 
-    optional_fields = frozenset({"use_thumbnail", "processor"})
+    optional_fields = frozenset({"use_thumbnail", "processor", "backend"})
 
     @pytest.fixture
     def family_spec(self):
-        return {
-            "family": "intern_vl",
-            "image_token_id": 8,
-            "img_context_token_id": 8,
-            "img_start_token_id": 5,
-            "img_end_token_id": 6,
-            "image_size": 16,
-            "num_image_token": 4,
-            "max_num": 12,
-            "image_mean": [0.485, 0.456, 0.406],
-            "image_std": [0.229, 0.224, 0.225],
-            "use_thumbnail": True,
-            "processor": "transformers",
-        }
+        return dict(TRANSFORMERS_SPEC)
+
+
+class TestInternVlTorchvisionConformance(FamilyConformance):
+    """The same with transformers' torchvision image processor (GotOcr2ImageProcessor); its
+    ``processor`` cannot be omitted (the default, SGLang's, has no image backend)."""
+
+    optional_fields = frozenset({"use_thumbnail", "backend"})
+
+    @pytest.fixture
+    def family_spec(self):
+        return {**TRANSFORMERS_SPEC, "backend": "torchvision"}

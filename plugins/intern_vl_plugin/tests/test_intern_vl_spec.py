@@ -25,8 +25,9 @@ BASE = {
 
 def test_defaults_and_roundtrip():
     spec = parse_spec(BASE)
-    assert spec.use_thumbnail is True and spec.processor == "sglang"
-    assert spec.to_dict() == {"family": "intern_vl", **BASE, "use_thumbnail": True, "processor": "sglang"}
+    assert spec.use_thumbnail is True and spec.processor == "sglang" and spec.backend == "pil"
+    assert spec.to_dict() == {"family": "intern_vl", **BASE, "use_thumbnail": True, "processor": "sglang",
+                              "backend": "pil"}
     assert parse_spec({k: v for k, v in spec.to_dict().items() if k != "family"}) == spec
 
 
@@ -91,6 +92,7 @@ BAD = [
     ("use_thumbnail", "true", "must be true or false"),
     ("processor", "hf", "must be one of"),
     ("processor", None, "must be one of"),
+    ("backend", "numpy", "must be one of 'pil', 'torchvision'"),
 ]
 
 
@@ -118,6 +120,8 @@ CROSS = [
     ({"image_size": 448, "max_num": 1024}, "max_num", "image_size"),
     # GotOcr2ImageProcessor always appends the thumbnail.
     ({"processor": "transformers", "use_thumbnail": False}, "use_thumbnail", "'transformers'"),
+    # SGLang's processor has one arithmetic; the image backend is transformers' choice.
+    ({"backend": "torchvision"}, "backend", "processor 'transformers'"),
 ]
 
 
@@ -130,6 +134,7 @@ def test_inconsistent_fields_are_refused_naming_both(changes, field, other):
 
 
 def test_the_edges_of_the_cross_rules_are_accepted():
+    assert parse_spec({**BASE, "processor": "transformers", "backend": "torchvision"}).backend == "torchvision"
     # The prompt slot may be <IMG_CONTEXT> itself (the preset's choice, as in SGLang).
     assert parse_spec({**BASE, "image_token_id": 2}).image_token_id == 2
     # The published maximum of 40 tiles at 448 pixels, and a canvas right at the bound.

@@ -35,7 +35,7 @@ def test_resolves_the_hf_checkpoint():
         "family": "intern_vl", "image_token_id": 151667, "img_context_token_id": 151667,
         "img_start_token_id": 151665, "img_end_token_id": 151666, "image_size": 448, "num_image_token": 256,
         "max_num": 12, "image_mean": [0.485, 0.456, 0.406], "image_std": [0.229, 0.224, 0.225],
-        "use_thumbnail": True, "processor": "transformers",
+        "use_thumbnail": True, "processor": "transformers", "backend": "pil",
     }
     # The InternLM2.5 vocabulary's markers; GotOcr2's class defaults where keys are missing.
     vision = {"image_size": [384, 384], "patch_size": [16, 16]}

@@ -120,9 +120,14 @@ def make_dir(root: Path) -> Path:
 
 
 def reference(root: Path, backend: str) -> Any:
+    """``AutoProcessor`` on ``backend``; the class is checked, since a backend it cannot build
+    would otherwise fall back to another one and the comparison would prove nothing."""
     import transformers
 
-    return transformers.AutoProcessor.from_pretrained(root, backend=backend)
+    proc = transformers.AutoProcessor.from_pretrained(root, backend=backend)
+    want = {"pil": "Gemma3ImageProcessorPil", "torchvision": "Gemma3ImageProcessor"}[backend]
+    assert type(proc.image_processor).__name__ == want, (backend, type(proc.image_processor).__name__)
+    return proc
 
 
 def cases(media: Path) -> dict[str, Case]:
@@ -168,6 +173,6 @@ def cases(media: Path) -> dict[str, Case]:
 MODELS = [
     # token_type_ids (transformers' other output) is input_ids == image_token_id, per token, not a
     # family output (docs/families/gemma3.md §3); equal ids make it equal.
-    # Only the PIL backend: the family clones Gemma3ImageProcessorPil (docs/families/gemma3.md).
-    ChatModel("gemma3", make_dir, reference, cases, keys=("pixel_values",)),
+    # Both image backends: Gemma3ImageProcessorPil and Gemma3ImageProcessor (the spec's "backend").
+    ChatModel("gemma3", make_dir, reference, cases, keys=("pixel_values",), backends=("pil", "torchvision")),
 ]

@@ -136,8 +136,11 @@ def reference(root: Path, backend: str) -> Any:
 
     video = (transformers.AutoVideoProcessor.from_pretrained(root)
              if transformers.utils.is_torchvision_available() else None)
+    image_processor = transformers.AutoImageProcessor.from_pretrained(root, backend=backend)
+    want = {"pil": "GotOcr2ImageProcessorPil", "torchvision": "GotOcr2ImageProcessor"}[backend]
+    assert type(image_processor).__name__ == want, (backend, type(image_processor).__name__)
     return ImagesOnly(
-        image_processor=transformers.AutoImageProcessor.from_pretrained(root, backend=backend),
+        image_processor=image_processor,
         tokenizer=transformers.AutoTokenizer.from_pretrained(root),
         video_processor=video,
         chat_template=(root / "chat_template.jinja").read_text(encoding="utf-8"),
@@ -179,4 +182,5 @@ def cases(media: Path) -> dict[str, Case]:
     }
 
 
-MODELS = [ChatModel("internvl3_1b_hf", make_dir, reference, cases, ("pixel_values",))]
+# Both image backends: GotOcr2ImageProcessorPil and GotOcr2ImageProcessor (the spec's "backend").
+MODELS = [ChatModel("internvl3_1b_hf", make_dir, reference, cases, ("pixel_values",), backends=("pil", "torchvision"))]

@@ -1,6 +1,7 @@
 """Generate the resize / transform fixtures in ``tests/golden/resize/`` from the real references.
 
-Run in a venv holding the references (torch + torchvision for ``aten_u8``, Pillow 13 for
+Run in a venv holding the references (torch + torchvision for ``aten_u8`` and
+``aten_u8_bilinear``, on an AVX2/AVX512 CPU so that bilinear takes ATen's uint8 path; Pillow 13 for
 the PIL resamplers, transformers 5.24.0 for ``smart_resize`` and whole-processor
 ``pixel_values``)::
 
@@ -108,13 +109,14 @@ def _pil_resize(src: np.ndarray, th: int, tw: int, resample: str) -> np.ndarray:
     return np.asarray(Image.fromarray(src).resize((tw, th), filt, reducing_gap=None))
 
 
-def _aten_resize(src: np.ndarray, th: int, tw: int) -> np.ndarray:
+def _aten_resize(src: np.ndarray, th: int, tw: int, resample: str) -> np.ndarray:
     import torch
     from torchvision.transforms import InterpolationMode
     from torchvision.transforms.v2 import functional as tvF
 
+    mode = {"aten_u8": InterpolationMode.BICUBIC, "aten_u8_bilinear": InterpolationMode.BILINEAR}[resample]
     t = torch.from_numpy(np.ascontiguousarray(src)).permute(2, 0, 1)
-    r = tvF.resize(t, [th, tw], interpolation=InterpolationMode.BICUBIC, antialias=True)
+    r = tvF.resize(t, [th, tw], interpolation=mode, antialias=True)
     return r.permute(1, 2, 0).contiguous().numpy()
 
 
@@ -122,8 +124,9 @@ def gen_resize() -> dict:
     out = []
     for name, h, w, th, tw, seed, pattern in resize_cases():
         src = source_image(h, w, seed, pattern)
-        for resample in ("pil_bicubic", "pil_lanczos", "pil_bilinear", "aten_u8"):
-            res = _aten_resize(src, th, tw) if resample == "aten_u8" else _pil_resize(src, th, tw, resample)
+        for resample in ("pil_bicubic", "pil_lanczos", "pil_bilinear", "aten_u8", "aten_u8_bilinear"):
+            aten = resample.startswith("aten_")
+            res = _aten_resize(src, th, tw, resample) if aten else _pil_resize(src, th, tw, resample)
             assert res.shape == (th, tw, 3) and res.dtype == np.uint8
             case = {
                 "name": name, "h": h, "w": w, "out_h": th, "out_w": tw, "seed": seed, "pattern": pattern,
@@ -261,6 +264,8 @@ def main() -> None:
     vers = versions()
     if not vers["pillow"].startswith("13."):
         sys.exit(f"Pillow 13 is the reference (bicubic pass order), found {vers['pillow']}")
+    if vers.get("torch_cpu_capability") not in ("AVX2", "AVX512"):
+        sys.exit(f"torchvision resizes uint8 bilinear through float32 on this CPU ({vers.get('torch_cpu_capability')})")
     parts = {
         "resize.json": gen_resize,
         "hf_pixel_values.json": gen_hf_pixel_values,
