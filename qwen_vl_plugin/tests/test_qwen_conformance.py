@@ -64,8 +64,9 @@ class TestQwenVlConformance(FamilyConformance):
 
 class TestQwenVlTorchvisionConformance(FamilyConformance):
     # Without video_fps a sampling qwen3 spec takes transformers' rule for fps=None
-    # (docs/families/qwen_vl_video.md §3), so it may be left out.
-    optional_fields = OPTIONAL | {"video_fps"}
+    # (docs/families/qwen_vl_video.md §3), and without the frame bounds the video
+    # processor's class defaults (4 and 768), so they may be left out.
+    optional_fields = OPTIONAL | {"video_fps", "video_min_frames", "video_max_frames"}
 
     @pytest.fixture
     def family_spec(self):
