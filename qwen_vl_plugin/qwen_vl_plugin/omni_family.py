@@ -3,7 +3,7 @@
 Images and videos are the ``qwen_vl`` family's (the Omni processor's image and video
 processors are Qwen2-VL's), run by a :class:`~.family.QwenVlFamily` built from the spec's
 vision fields; a video's geometry gains the processor's ``video_second_per_grid``. Audio
-clips are Whisper features (:mod:`.omni_audio`). The prompt and the positions are
+clips are Whisper features (``mmp.whisper.WhisperAudio``, one 300 s chunk). The prompt and the positions are
 :mod:`.omni_request`'s.
 """
 
@@ -19,9 +19,10 @@ from mm_framework import plugin as mmp
 
 from . import omni_request
 from .family import IMAGE_OPTIONS, VIDEO_OPTIONS, QwenVlFamily
-from .omni_audio import AUDIO_TOKEN_TEXT, OmniAudio
 from .omni_spec import parse_omni_spec
 from .video_item import VideoGrid
+
+AUDIO_TOKEN_TEXT = "<|AUDIO|>"
 
 TEXTS = {"image": "<|IMAGE|>", "video": "<|VIDEO|>", "audio": AUDIO_TOKEN_TEXT}
 
@@ -42,7 +43,8 @@ class Qwen25OmniFamily:
         vision = self.spec.vision.to_dict()
         vision.pop("family")
         self.vision = QwenVlFamily(vision)
-        self.audio = OmniAudio(self.spec)
+        self.audio = mmp.whisper.WhisperAudio(mmp.whisper.WhisperSettings.of(self.spec), token_text=AUDIO_TOKEN_TEXT,
+                                      processor="Qwen2_5OmniProcessor")
         s = self.spec
         self.placeholders = {"image": s.vision.image_token_id, "video": s.vision.video.token_id,
                              "audio": s.audio_token_id}

@@ -16,17 +16,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from mm_framework.plugin import ConfigKeys, SpecError
+from mm_framework.plugin import ConfigKeys, SpecError, whisper
 
 from .hf_keys import PINNED, qwen2_pixels
 from .hf_config import CLASS_DEFAULTS as IMAGE_DEFAULTS, IMAGE_PROCESSOR_TYPES, VISION_KEYS
 from .omni_spec import PRESETS, parse_omni_spec
 
 MODEL_TYPES = ("qwen2_5_omni", "qwen2_5_omni_thinker")
-# WhisperFeatureExtractor.__init__ defaults, under their preprocessor_config.json names.
-AUDIO_DEFAULTS: dict[str, Any] = {"feature_size": 80, "sampling_rate": 16000, "hop_length": 160, "chunk_length": 30,
-                                  "n_fft": 400}
-AUDIO_PINNED: dict[str, Any] = {"padding_value": 0.0, "padding_side": "right", "dither": 0.0}
 NAMES = {"processor_class": {"Qwen2_5OmniProcessor"}, "feature_extractor_type": {"WhisperFeatureExtractor"},
          "image_processor_type": IMAGE_PROCESSOR_TYPES}
 # Qwen2_5OmniThinkerConfig defaults (transformers 5.24) and the tokenizer's marker ids
@@ -58,14 +54,12 @@ def resolve(
     if video_preprocessor_config is not None:
         raise SpecError("video_preprocessor_config.json: not supported by the qwen2_5_omni family (the published "
                         "checkpoints have none; their video processor is built from preprocessor_config.json)")
-    known = IMAGE_KEYS | set(AUDIO_DEFAULTS) | set(AUDIO_PINNED) | set(NAMES) | {
-        "return_attention_mask", "n_samples", "nb_max_frames"}
+    known = IMAGE_KEYS | set(whisper.WHISPER_KEYS) | set(NAMES)
     keys = ConfigKeys("preprocessor_config.json", {} if preprocessor_config is None else preprocessor_config,
                       "qwen2_5_omni", known)
     keys.pinned(PINNED)
-    keys.pinned(AUDIO_PINNED)
     keys.one_of(NAMES, nullable=True)
-    keys.boolean("return_attention_mask")
+    settings = whisper.whisper_preprocessor_keys(keys)
     pp = keys.values
     min_pixels, max_pixels = qwen2_pixels(pp, IMAGE_DEFAULTS["size"], keys.error)
     thinker = _mapping(config.get("thinker_config", config), "config.json: 'thinker_config'")
@@ -78,18 +72,13 @@ def resolve(
         **{k: pp.get(k, IMAGE_DEFAULTS[k]) for k in ("patch_size", "merge_size", "temporal_patch_size",
                                                      "image_mean", "image_std")},
         "min_pixels": min_pixels, "max_pixels": max_pixels,
-        **{k: pp.get(k, v) for k, v in AUDIO_DEFAULTS.items()},
+        **settings,
         "audio_token_id": ids["audio_token_index"],
         **{k: ids[k] for k in ("audio_start_token_id", "audio_end_token_id", "vision_start_token_id",
                                "vision_end_token_id", "position_id_per_seconds")},
     }
     spec = parse_omni_spec(fields)
-    n_samples = spec.chunk_length * spec.sampling_rate
-    # The extractor recomputes both from the fields and ignores the saved values; a file
-    # whose values disagree was written for other fields.
-    for key, want in (("n_samples", n_samples), ("nb_max_frames", n_samples // spec.hop_length)):
-        if not keys.holds(key, want):
-            raise keys.error(key, f"must be {want} (from chunk_length, sampling_rate and hop_length), got {pp[key]!r}")
+    whisper.check_whisper_derived(keys, whisper.WhisperSettings.of(spec))
     _check_towers(thinker, spec)
     return spec.to_dict()
 

@@ -20,7 +20,6 @@ import numpy as np
 from mm_framework import plugin as mmp
 
 from .mixed_request import model_kwargs as vision_kwargs
-from .omni_audio import AudioSpan
 from .omni_spec import OmniSpec
 
 MARKERS = {"image": ("vision_start_token_id", "vision_end_token_id"),
@@ -126,7 +125,7 @@ def model_kwargs(items: Sequence[mmp.OutputItem], dim: int) -> dict[str, np.ndar
     return out
 
 
-def audio_span(geometry: Any) -> AudioSpan:
-    if not isinstance(geometry, AudioSpan):
+def audio_span(geometry: Any) -> mmp.whisper.AudioSpan:
+    if not isinstance(geometry, mmp.whisper.AudioSpan):
         raise mmp.InternalError(f"qwen2_5_omni: expected an AudioSpan for an audio, got {type(geometry).__name__}")
     return geometry

@@ -16,7 +16,7 @@ from typing import Any
 
 import attrs
 
-from mm_framework.plugin import SpecError, SpecFields
+from mm_framework.plugin import SpecError, SpecFields, whisper
 
 from .spec import CLIP_MEAN, CLIP_STD, QwenVlSpec, parse_spec
 
@@ -29,8 +29,6 @@ OMNI_REQUIRED = (
 # Whisper's chunk is padded to chunk_length seconds whatever the clip holds (Qwen2.5-Omni's
 # is 300 s): an hour bounds the per-item buffers.
 MAX_CHUNK_SECONDS = 3600
-MAX_RATE = 384_000  # the audio modality's own bound on a source rate
-MAX_MELS = 512
 # The processor's second_per_grid is temporal_patch_size / fps with fps 2.0 unless the
 # call passes one (processing_qwen2_5_omni.py, _process_videos).
 DEFAULT_FPS = 2.0
@@ -76,15 +74,7 @@ def parse_omni_spec(params: Mapping[str, Any]) -> OmniSpec:
     if vision.video is None or vision.video.processor != "qwen2" or vision.video.tokens_per_second is not None:
         raise f.error("video_processor", "must be 'qwen2' without tokens_per_second (Qwen2.5-Omni's video "
                                          "processor is Qwen2VLVideoProcessor)")
-    rate = f.integer("sampling_rate", minimum=1, maximum=MAX_RATE)
-    chunk = f.integer("chunk_length", minimum=1, maximum=MAX_CHUNK_SECONDS)
-    n_fft = f.integer("n_fft", minimum=2)
-    hop = f.integer("hop_length", minimum=1)
-    if n_fft // 2 >= chunk * rate:
-        # numpy's reflect padding needs more samples than half a window.
-        raise f.error("n_fft", f"must be below 2 * chunk_length * sampling_rate = {2 * chunk * rate}, got {n_fft}")
-    if hop > chunk * rate:
-        raise f.error("hop_length", f"must be at most chunk_length * sampling_rate = {chunk * rate}, got {hop}")
+    settings = whisper.WhisperSettings.read(f, max_chunk_seconds=MAX_CHUNK_SECONDS)
     spec = OmniSpec(
         vision=vision,
         audio_token_id=f.integer("audio_token_id", minimum=0, maximum=2**31 - 1),
@@ -92,11 +82,7 @@ def parse_omni_spec(params: Mapping[str, Any]) -> OmniSpec:
         audio_end_token_id=f.integer("audio_end_token_id", minimum=0, maximum=2**31 - 1),
         vision_start_token_id=f.integer("vision_start_token_id", minimum=0, maximum=2**31 - 1),
         vision_end_token_id=f.integer("vision_end_token_id", minimum=0, maximum=2**31 - 1),
-        feature_size=f.integer("feature_size", minimum=1, maximum=MAX_MELS),
-        sampling_rate=rate,
-        n_fft=n_fft,
-        hop_length=hop,
-        chunk_length=chunk,
+        **attrs.asdict(settings),
         position_id_per_seconds=f.integer("position_id_per_seconds", minimum=1),
     )
     _check_distinct(f, spec)

@@ -13,10 +13,12 @@ import pytest
 import mm_framework as mmf
 from mm_framework import plugin as mmp
 from .omni_cases import MODEL
-from qwen_vl_plugin.omni_audio import audio_tokens
+from mm_framework.plugin import whisper
 from qwen_vl_plugin.omni_family import OmniVideoGrid
 from qwen_vl_plugin.omni_request import omni_positions
 from qwen_vl_plugin.omni_spec import parse_omni_spec
+
+audio_tokens = whisper.whisper_encoder_tokens
 
 S = mmf.preset("qwen2_5_omni")
 IMG, VID, AUD = 151655, 151656, 151646

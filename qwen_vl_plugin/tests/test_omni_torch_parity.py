@@ -30,7 +30,7 @@ import mm_framework as mmf  # noqa: E402
 from mm_framework import plugin as mmp  # noqa: E402
 from mm_framework.testing import load_module  # noqa: E402
 from .omni_cases import CASES, GOLDEN, compare, load, output_doc, request  # noqa: E402
-from qwen_vl_plugin.omni_audio import AudioSpan, audio_tokens  # noqa: E402
+from mm_framework.plugin import whisper  # noqa: E402
 from qwen_vl_plugin.omni_family import OmniVideoGrid, Qwen25OmniFamily  # noqa: E402
 
 gen = load_module(GOLDEN / "generate_omni_goldens.py", "omni_golden_generator")
@@ -57,7 +57,7 @@ def random_prompt(rng: random.Random):
         ids.append(BOS[m])
         if m == "audio":
             frames = rng.choice([3, 4, 7, 100, rng.randint(3, 30000)])
-            g: object = AudioSpan(frames * 160, frames, audio_tokens(frames))
+            g: object = whisper.AudioSpan(frames * 160, frames, whisper.whisper_encoder_tokens(frames))
             n = g.tokens
         else:
             t = 1 if m == "image" else rng.randint(1, 40)

@@ -5,12 +5,11 @@ numpy path (docs/families/qwen2_audio.md). The plugin object the ``mm_framework`
 point loads is :mod:`qwen2_audio_plugin.plugin`.
 """
 
-from .family import AUDIO_TOKEN_TEXT, AudioSpan, Qwen2AudioFamily, audio_tokens
+from .family import AUDIO_TOKEN_TEXT, Qwen2AudioFamily
 from .hf_config import resolve as spec_from_hf_configs
 from .spec import PRESETS, Qwen2AudioSpec, parse_spec
 
 __version__ = "0.1.0"
 __all__ = [
-    "AUDIO_TOKEN_TEXT", "PRESETS", "AudioSpan", "Qwen2AudioFamily", "Qwen2AudioSpec", "audio_tokens", "parse_spec",
-    "spec_from_hf_configs",
+    "AUDIO_TOKEN_TEXT", "PRESETS", "Qwen2AudioFamily", "Qwen2AudioSpec", "parse_spec", "spec_from_hf_configs",
 ]

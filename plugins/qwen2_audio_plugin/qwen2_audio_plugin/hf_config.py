@@ -23,38 +23,10 @@ MODEL_TYPE = "qwen2_audio"
 FEATURE_EXTRACTOR_TYPES = frozenset({"WhisperFeatureExtractor"})
 PROCESSOR_CLASSES = frozenset({"Qwen2AudioProcessor"})
 
-# WhisperFeatureExtractor.__init__ defaults, under their preprocessor_config.json names.
-CLASS_DEFAULTS: dict[str, Any] = {
-    "feature_size": 80,
-    "sampling_rate": 16000,
-    "hop_length": 160,
-    "chunk_length": 30,
-    "n_fft": 400,
-}
-# Keys pinned to the single value implemented.
-PINNED: dict[str, Any] = {
-    "padding_value": 0.0,
-    "padding_side": "right",
-    # Dithering adds random noise to every frame; only the deterministic extractor is cloned.
-    "dither": 0.0,
-}
-INERT = ("return_attention_mask",)
-DERIVED = ("n_samples", "nb_max_frames")
 NAMES = {"feature_extractor_type": FEATURE_EXTRACTOR_TYPES, "processor_class": PROCESSOR_CLASSES}
 # Qwen2AudioConfig / Qwen2AudioEncoderConfig defaults.
 CONFIG_DEFAULTS = {"audio_token_index": 151646}
 AUDIO_DEFAULTS = {"num_mel_bins": 128, "max_source_positions": 1500}
-
-
-def _check_preprocessor_keys(preprocessor_config: Any) -> mmp.ConfigKeys:
-    keys = mmp.ConfigKeys(
-        "preprocessor_config.json", preprocessor_config, FAMILY, [*CLASS_DEFAULTS, *PINNED, *INERT, *DERIVED, *NAMES]
-    )
-    keys.pinned(PINNED)
-    for key in INERT:
-        keys.boolean(key)
-    keys.one_of(NAMES, nullable=True)
-    return keys
 
 
 def _audio_config(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -72,17 +44,15 @@ def resolve(config: Mapping[str, Any], preprocessor_config: Mapping[str, Any]) -
     """The spec dict for a Qwen2-Audio model, or ``None`` when the model is not one."""
     if not isinstance(config, Mapping) or config.get("model_type") != MODEL_TYPE:
         return None
-    keys = _check_preprocessor_keys(preprocessor_config)
-    pp = keys.values
+    keys = mmp.ConfigKeys("preprocessor_config.json", preprocessor_config, FAMILY, [*mmp.whisper.WHISPER_KEYS, *NAMES])
+    keys.one_of(NAMES, nullable=True)
+    whisper = mmp.whisper.whisper_preprocessor_keys(keys)
     token = config.get("audio_token_index", CONFIG_DEFAULTS["audio_token_index"])
     if "audio_token_id" in config and config["audio_token_id"] != token:
         raise mmp.SpecError("config.json: 'audio_token_id' disagrees with 'audio_token_index'")
-    spec = parse_spec({"audio_token_id": token, **{k: pp.get(k, v) for k, v in CLASS_DEFAULTS.items()}})
-    n_samples = spec.chunk_length * spec.sampling_rate
-    frames = n_samples // spec.hop_length
-    # The extractor recomputes both from the fields and ignores the saved values; a file
-    # whose values disagree was written for other fields.
-    keys.pinned({"n_samples": n_samples, "nb_max_frames": frames}, "from chunk_length, sampling_rate and hop_length")
+    spec = parse_spec({"audio_token_id": token, **whisper})
+    mmp.whisper.check_whisper_derived(keys, mmp.whisper.WhisperSettings.of(spec))
+    frames = spec.chunk_length * spec.sampling_rate // spec.hop_length
     audio = _audio_config(config)
     if audio["num_mel_bins"] != spec.feature_size:
         raise mmp.SpecError(

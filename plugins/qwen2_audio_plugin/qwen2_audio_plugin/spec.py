@@ -23,8 +23,6 @@ REQUIRED = ("audio_token_id", "feature_size", "sampling_rate", "n_fft", "hop_len
 # A chunk is padded to chunk_length seconds whatever the clip holds: ten minutes bounds the
 # per-item buffers (and the model's own chunk is 30 s).
 MAX_CHUNK_SECONDS = 600
-MAX_RATE = 384_000  # the audio modality's own bound on a source rate
-MAX_MELS = 512
 
 
 @attrs.frozen
@@ -46,23 +44,9 @@ class Qwen2AudioSpec:
 def parse_spec(params: Mapping[str, Any]) -> Qwen2AudioSpec:
     """Validate the spec fields (without ``"family"``) into a :class:`Qwen2AudioSpec`."""
     f = mmp.SpecFields(FAMILY, params, required=REQUIRED)
-    rate = f.integer("sampling_rate", minimum=1, maximum=MAX_RATE)
-    chunk = f.integer("chunk_length", minimum=1, maximum=MAX_CHUNK_SECONDS)
-    n_fft = f.integer("n_fft", minimum=2)
-    hop = f.integer("hop_length", minimum=1)
-    if n_fft // 2 >= chunk * rate:
-        # numpy's reflect padding needs more samples than half a window.
-        raise f.error("n_fft", f"must be below 2 * chunk_length * sampling_rate = {2 * chunk * rate}, got {n_fft}")
-    if hop > chunk * rate:
-        raise f.error("hop_length", f"must be at most chunk_length * sampling_rate = {chunk * rate}, got {hop}")
-    return Qwen2AudioSpec(
-        audio_token_id=f.integer("audio_token_id", minimum=0, maximum=2**31 - 1),
-        feature_size=f.integer("feature_size", minimum=1, maximum=MAX_MELS),
-        sampling_rate=rate,
-        n_fft=n_fft,
-        hop_length=hop,
-        chunk_length=chunk,
-    )
+    whisper = mmp.whisper.WhisperSettings.read(f, max_chunk_seconds=MAX_CHUNK_SECONDS)
+    return Qwen2AudioSpec(audio_token_id=f.integer("audio_token_id", minimum=0, maximum=2**31 - 1),
+                          **attrs.asdict(whisper))
 
 
 # Qwen/Qwen2-Audio-7B-Instruct (and Qwen2-Audio-7B, which shares the processor files):

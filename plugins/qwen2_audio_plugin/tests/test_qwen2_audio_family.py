@@ -11,9 +11,12 @@ import pytest
 
 import mm_framework as mmf
 from mm_framework import kernels
-from qwen2_audio_plugin import Qwen2AudioFamily, audio_tokens
+from mm_framework.plugin import whisper
+from qwen2_audio_plugin import Qwen2AudioFamily
 
 from . import qwen2_audio_clips
+
+audio_tokens = whisper.whisper_encoder_tokens
 
 soundfile = pytest.importorskip("soundfile")
 pytest.importorskip("soxr")
@@ -107,7 +110,7 @@ def test_decoded_samples_equal_their_file(pipe):
         from_file.input_ids.tolist()
     family = Qwen2AudioFamily({k: v for k, v in mmf.preset("qwen2_audio").items() if k != "family"})
     mono = kernels.resample(stereo.T.mean(axis=0), 44100, 16000)
-    assert np.array_equal(decoded.items[0].feature.array, family.mel(mono))
+    assert np.array_equal(decoded.items[0].feature.array, family.audio.mel(mono))
 
 
 def test_counts_need_only_the_header(pipe, monkeypatch):
