@@ -84,3 +84,15 @@ def test_vision_patch_size_must_match() -> None:
     config["vision_config"]["patch_size"] = 32
     with pytest.raises(SpecError, match=r"vision_config.patch_size=32 disagrees"):
         resolve(config, PREPROCESSOR)
+
+
+def test_preprocessor_keys_are_the_transformers_classes() -> None:
+    """PREPROCESSOR is what the torch-backed classes write (run in the torch venv)."""
+    pytest.importorskip("torch")
+    from transformers.models.inkling.feature_extraction_inkling import InklingFeatureExtractor
+    from transformers.models.inkling.image_processing_inkling import InklingImageProcessor
+
+    dmel = {"num_dmel_bins": 16, "dmel_min_value": -7.0, "dmel_max_value": 2.0, "processor_class": "InklingProcessor"}
+    written = json.loads(json.dumps({**InklingImageProcessor().to_dict(), **InklingFeatureExtractor().to_dict()}))
+    assert {**written, **dmel} == PREPROCESSOR
+    assert resolve(_config(), {**written, **dmel}) == EXPECTED
