@@ -54,6 +54,17 @@ class ConfigKeys:
             if key not in known:
                 raise self.error(key, unsupported(key) if unsupported else f"is not supported by the {family} family")
 
+    @staticmethod
+    def section(doc: Any, where: str) -> Mapping[str, Any]:
+        """A nested object of a config file (``config.json``'s ``vision_config``, say): ``{}``
+        when absent (``None``), else it must be an object, or ``SpecError("<where> must be an
+        object, got <value>")``."""
+        if doc is None:
+            return {}
+        if not isinstance(doc, Mapping):
+            raise SpecError(f"{where} must be an object, got {doc!r}")
+        return doc
+
     def error(self, key: str, message: str) -> SpecError:
         """The typed error of ``key`` in this file: ``"<file>: '<key>' <message>"``."""
         return SpecError(f"{self.file}: {key!r} {message}")

@@ -2,7 +2,7 @@
 
 What those families share, written once for all of them: the ``WhisperFeatureExtractor``
 settings as spec fields (:class:`WhisperSettings`) and as ``preprocessor_config.json``
-keys (:func:`whisper_preprocessor_keys`, :func:`check_whisper_derived`), and the item
+keys (:func:`preprocessor_keys`, :func:`check_derived`), and the item
 itself (:class:`WhisperAudio`): the mono source samples resampled to the extractor's rate
 (``kernels.resample``, soxr HQ as ``load_audio``), ``kernels.WhisperMel`` padded or cut
 to one chunk, its frame mask, and the placeholder count the encoder's stride-2
@@ -21,20 +21,20 @@ from .config_keys import ConfigKeys
 from .errors import MediaError
 from .spec_fields import SpecFields
 
-WHISPER_FIELDS = ("feature_size", "sampling_rate", "n_fft", "hop_length", "chunk_length")
+FIELDS = ("feature_size", "sampling_rate", "n_fft", "hop_length", "chunk_length")
 MAX_RATE = 384_000  # the audio modality's own bound on a source rate
 MAX_MELS = 512
 # WhisperFeatureExtractor.__init__ defaults (transformers 5.24), under their preprocessor_config.json names.
-WHISPER_CLASS_DEFAULTS: dict[str, Any] = {
+CLASS_DEFAULTS: dict[str, Any] = {
     "feature_size": 80, "sampling_rate": 16000, "hop_length": 160, "chunk_length": 30, "n_fft": 400,
 }
 # Keys pinned to the single value implemented. Dithering adds random noise to every frame;
 # only the deterministic extractor is cloned.
-WHISPER_PINNED: dict[str, Any] = {"padding_value": 0.0, "padding_side": "right", "dither": 0.0}
+PINNED: dict[str, Any] = {"padding_value": 0.0, "padding_side": "right", "dither": 0.0}
 # The processors force the mask on whatever the file says.
-WHISPER_INERT = ("return_attention_mask",)
-WHISPER_DERIVED = ("n_samples", "nb_max_frames")
-WHISPER_KEYS = (*WHISPER_CLASS_DEFAULTS, *WHISPER_PINNED, *WHISPER_INERT, *WHISPER_DERIVED)
+INERT = ("return_attention_mask",)
+DERIVED = ("n_samples", "nb_max_frames")
+KEYS = (*CLASS_DEFAULTS, *PINNED, *INERT, *DERIVED)
 
 
 @attrs.frozen
@@ -66,20 +66,20 @@ class WhisperSettings:
     @classmethod
     def of(cls, spec: Any) -> WhisperSettings:
         """The settings held by a family's spec value under the field names."""
-        return cls(**{k: getattr(spec, k) for k in WHISPER_FIELDS})
+        return cls(**{k: getattr(spec, k) for k in FIELDS})
 
 
-def whisper_preprocessor_keys(keys: ConfigKeys) -> dict[str, Any]:
+def preprocessor_keys(keys: ConfigKeys) -> dict[str, Any]:
     """Check the extractor's pinned and inert keys of ``preprocessor_config.json`` (``keys``
-    must know :data:`WHISPER_KEYS`) and return the five settings, class defaults filling the
+    must know :data:`KEYS`) and return the five settings, class defaults filling the
     missing ones as ``from_pretrained`` would."""
-    keys.pinned(WHISPER_PINNED)
-    for key in WHISPER_INERT:
+    keys.pinned(PINNED)
+    for key in INERT:
         keys.boolean(key)
-    return {k: keys.values.get(k, v) for k, v in WHISPER_CLASS_DEFAULTS.items()}
+    return {k: keys.values.get(k, v) for k, v in CLASS_DEFAULTS.items()}
 
 
-def check_whisper_derived(keys: ConfigKeys, settings: WhisperSettings) -> None:
+def check_derived(keys: ConfigKeys, settings: WhisperSettings) -> None:
     """The extractor recomputes ``n_samples`` and ``nb_max_frames`` from the settings and
     ignores the saved values; a file whose values disagree was written for other settings."""
     n_samples = settings.chunk_length * settings.sampling_rate
@@ -87,7 +87,7 @@ def check_whisper_derived(keys: ConfigKeys, settings: WhisperSettings) -> None:
                 "from chunk_length, sampling_rate and hop_length")
 
 
-def whisper_encoder_tokens(frames: int) -> int:
+def encoder_tokens(frames: int) -> int:
     """The placeholder count for ``frames`` valid mel frames (transformers'
     ``_get_feat_extract_output_lengths``): stride-2 convolution, then stride-2 pooling."""
     return (((frames - 1) // 2 + 1) - 2) // 2 + 1
@@ -129,7 +129,7 @@ class WhisperAudio:
                 "from the prompt)"
             )
         frames = self.mel.num_valid_frames(samples)
-        return AudioSpan(samples, frames, whisper_encoder_tokens(frames))
+        return AudioSpan(samples, frames, encoder_tokens(frames))
 
     def plan(self, header: AudioHeader) -> ItemPlan:
         """The clip's span from its header alone: no decoding."""

@@ -80,3 +80,14 @@ def test_an_unknown_key_may_be_explained_by_the_family():
 
     with pytest.raises(mmp.SpecError, match=rf"^{FILE}: 'fps' is read by neither processor$"):
         mmp.ConfigKeys(FILE, {"do_resize": True, "fps": 2}, "toy", KNOWN, unsupported=unsupported)
+
+
+@pytest.mark.parametrize("doc", [[], "x", 0, False])
+def test_a_section_must_be_an_object(doc):
+    with pytest.raises(mmp.SpecError, match=r"^config.json: 'vision_config' must be an object, got "):
+        mmp.ConfigKeys.section(doc, "config.json: 'vision_config'")
+
+
+def test_an_absent_section_is_empty():
+    assert mmp.ConfigKeys.section(None, "config.json: 'vision_config'") == {}
+    assert mmp.ConfigKeys.section({"patch_size": 14}, "x") == {"patch_size": 14}

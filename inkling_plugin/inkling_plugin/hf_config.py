@@ -47,13 +47,6 @@ def _patch_size(keys: mmp.ConfigKeys) -> Any:
     return size["height"]
 
 
-def _sub(config: Mapping[str, Any], name: str) -> Mapping[str, Any]:
-    sub = config.get(name) or {}
-    if not isinstance(sub, Mapping):
-        raise mmp.SpecError(f"config.json: {name!r} must be an object, got {sub!r}")
-    return sub
-
-
 def resolve(config: Mapping[str, Any], preprocessor_config: Mapping[str, Any]) -> dict[str, Any] | None:
     """The spec dict for an Inkling model, or ``None`` when the model is not one."""
     if not isinstance(config, Mapping) or config.get("model_type") not in MODEL_TYPES:
@@ -86,13 +79,11 @@ def _check_derived(keys: mmp.ConfigKeys, audio: Any) -> None:
     f = audio.fields()
     hop = round(f["audio_token_duration_s"] * f["sampling_rate"])
     expected = {"hop_length": hop, "window_size": round(hop * f["window_size_multiplier"])}
-    for key, value in expected.items():
-        if key in keys.values and keys.values[key] != value:
-            raise keys.error(key, f"is {keys.values[key]!r}, which disagrees with the other keys' {value}")
+    keys.pinned(expected, "from audio_token_duration_s, sampling_rate and window_size_multiplier")
 
 
 def _check_model(config: Mapping[str, Any], patch_size: int, feature_size: int) -> None:
     for name, key, want in (("vision_config", "patch_size", patch_size), ("audio_config", "n_mel_bins", feature_size)):
-        got = _sub(config, name).get(key, want)
+        got = mmp.ConfigKeys.section(config.get(name), f"config.json: {name!r}").get(key, want)
         if got != want:
             raise mmp.SpecError(f"config.json: {name}.{key}={got!r} disagrees with the preprocessor's {want!r}")

@@ -71,7 +71,7 @@ def test_other_model_type_is_not_inkling() -> None:
     ({"resample": 3}, "'resample' must be 1"),
     ({"image_mean": [0.5, 0.5, 0.5]}, "'image_mean' must be"),
     ({"size": {"height": 40, "width": 32}}, "'size' must be a square"),
-    ({"hop_length": 400}, "'hop_length' is 400, which disagrees"),
+    ({"hop_length": 400}, "'hop_length' must be 800 \\(from audio_token_duration_s"),
     ({"image_processor_type": "Gemma3ImageProcessor"}, "'image_processor_type' must be one of"),
 ])
 def test_refused_by_name(change: dict, message: str) -> None:

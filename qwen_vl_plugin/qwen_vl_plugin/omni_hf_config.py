@@ -36,14 +36,6 @@ AUDIO_MELS = 128
 IMAGE_KEYS = set(IMAGE_DEFAULTS) | set(PINNED) | {"min_pixels", "max_pixels"}
 
 
-def _mapping(doc: Any, where: str) -> Mapping[str, Any]:
-    if doc is None:
-        return {}
-    if not isinstance(doc, Mapping):
-        raise SpecError(f"{where} must be an object, got {doc!r}")
-    return doc
-
-
 def resolve(
     config: Mapping[str, Any], preprocessor_config: Mapping[str, Any],
     video_preprocessor_config: Mapping[str, Any] | None = None,
@@ -54,15 +46,15 @@ def resolve(
     if video_preprocessor_config is not None:
         raise SpecError("video_preprocessor_config.json: not supported by the qwen2_5_omni family (the published "
                         "checkpoints have none; their video processor is built from preprocessor_config.json)")
-    known = IMAGE_KEYS | set(whisper.WHISPER_KEYS) | set(NAMES)
+    known = IMAGE_KEYS | set(whisper.KEYS) | set(NAMES)
     keys = ConfigKeys("preprocessor_config.json", {} if preprocessor_config is None else preprocessor_config,
                       "qwen2_5_omni", known)
     keys.pinned(PINNED)
     keys.one_of(NAMES, nullable=True)
-    settings = whisper.whisper_preprocessor_keys(keys)
+    settings = whisper.preprocessor_keys(keys)
     pp = keys.values
     min_pixels, max_pixels = qwen2_pixels(pp, IMAGE_DEFAULTS["size"], keys.error)
-    thinker = _mapping(config.get("thinker_config", config), "config.json: 'thinker_config'")
+    thinker = ConfigKeys.section(config.get("thinker_config", config), "config.json: 'thinker_config'")
     ids = {k: thinker.get(k, v) for k, v in THINKER_DEFAULTS.items()}
     preset = PRESETS["qwen2_5_omni"]
     fields = {
@@ -78,18 +70,18 @@ def resolve(
                                "vision_end_token_id", "position_id_per_seconds")},
     }
     spec = parse_omni_spec(fields)
-    whisper.check_whisper_derived(keys, whisper.WhisperSettings.of(spec))
+    whisper.check_derived(keys, whisper.WhisperSettings.of(spec))
     _check_towers(thinker, spec)
     return spec.to_dict()
 
 
 def _check_towers(thinker: Mapping[str, Any], spec: Any) -> None:
-    vision = _mapping(thinker.get("vision_config"), "config.json: thinker_config.vision_config")
+    vision = ConfigKeys.section(thinker.get("vision_config"), "config.json: thinker_config.vision_config")
     for key, field in VISION_KEYS.items():
         if key in vision and vision[key] != getattr(spec.vision, field):
             raise SpecError(f"config.json: thinker_config.vision_config.{key}={vision[key]!r} disagrees with the "
                             f"preprocessor's {field}={getattr(spec.vision, field)!r}")
-    audio = _mapping(thinker.get("audio_config"), "config.json: thinker_config.audio_config")
+    audio = ConfigKeys.section(thinker.get("audio_config"), "config.json: thinker_config.audio_config")
     mels = audio.get("num_mel_bins", AUDIO_MELS)
     if mels != spec.feature_size:
         raise SpecError(f"config.json: thinker_config.audio_config.num_mel_bins={mels!r} disagrees with the "

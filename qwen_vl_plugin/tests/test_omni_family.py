@@ -18,7 +18,7 @@ from qwen_vl_plugin.omni_family import OmniVideoGrid
 from qwen_vl_plugin.omni_request import omni_positions
 from qwen_vl_plugin.omni_spec import parse_omni_spec
 
-audio_tokens = whisper.whisper_encoder_tokens
+audio_tokens = whisper.encoder_tokens
 
 S = mmf.preset("qwen2_5_omni")
 IMG, VID, AUD = 151655, 151656, 151646

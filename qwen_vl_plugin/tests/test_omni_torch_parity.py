@@ -57,7 +57,7 @@ def random_prompt(rng: random.Random):
         ids.append(BOS[m])
         if m == "audio":
             frames = rng.choice([3, 4, 7, 100, rng.randint(3, 30000)])
-            g: object = whisper.AudioSpan(frames * 160, frames, whisper.whisper_encoder_tokens(frames))
+            g: object = whisper.AudioSpan(frames * 160, frames, whisper.encoder_tokens(frames))
             n = g.tokens
         else:
             t = 1 if m == "image" else rng.randint(1, 40)

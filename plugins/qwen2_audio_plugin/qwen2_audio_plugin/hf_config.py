@@ -30,9 +30,7 @@ AUDIO_DEFAULTS = {"num_mel_bins": 128, "max_source_positions": 1500}
 
 
 def _audio_config(config: Mapping[str, Any]) -> dict[str, Any]:
-    audio = config.get("audio_config") or {}
-    if not isinstance(audio, Mapping):
-        raise mmp.SpecError(f"config.json: 'audio_config' must be an object, got {audio!r}")
+    audio = mmp.ConfigKeys.section(config.get("audio_config"), "config.json: 'audio_config'")
     out = {k: audio.get(k, v) for k, v in AUDIO_DEFAULTS.items()}
     for k, v in out.items():
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
@@ -44,14 +42,14 @@ def resolve(config: Mapping[str, Any], preprocessor_config: Mapping[str, Any]) -
     """The spec dict for a Qwen2-Audio model, or ``None`` when the model is not one."""
     if not isinstance(config, Mapping) or config.get("model_type") != MODEL_TYPE:
         return None
-    keys = mmp.ConfigKeys("preprocessor_config.json", preprocessor_config, FAMILY, [*mmp.whisper.WHISPER_KEYS, *NAMES])
+    keys = mmp.ConfigKeys("preprocessor_config.json", preprocessor_config, FAMILY, [*mmp.whisper.KEYS, *NAMES])
     keys.one_of(NAMES, nullable=True)
-    whisper = mmp.whisper.whisper_preprocessor_keys(keys)
+    whisper = mmp.whisper.preprocessor_keys(keys)
     token = config.get("audio_token_index", CONFIG_DEFAULTS["audio_token_index"])
     if "audio_token_id" in config and config["audio_token_id"] != token:
         raise mmp.SpecError("config.json: 'audio_token_id' disagrees with 'audio_token_index'")
     spec = parse_spec({"audio_token_id": token, **whisper})
-    mmp.whisper.check_whisper_derived(keys, mmp.whisper.WhisperSettings.of(spec))
+    mmp.whisper.check_derived(keys, mmp.whisper.WhisperSettings.of(spec))
     frames = spec.chunk_length * spec.sampling_rate // spec.hop_length
     audio = _audio_config(config)
     if audio["num_mel_bins"] != spec.feature_size:

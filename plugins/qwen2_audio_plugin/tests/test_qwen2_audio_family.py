@@ -16,7 +16,7 @@ from qwen2_audio_plugin import Qwen2AudioFamily
 
 from . import qwen2_audio_clips
 
-audio_tokens = whisper.whisper_encoder_tokens
+audio_tokens = whisper.encoder_tokens
 
 soundfile = pytest.importorskip("soundfile")
 pytest.importorskip("soxr")
