@@ -15,14 +15,16 @@ import numpy as np
 from .checks import check_int, check_rgb
 from .errors import InternalError, MediaError
 
-DType = Literal["f32", "i64", "bf16"]
+DType = Literal["f32", "i64", "bf16", "u8"]
 
 # bf16 travels as its raw bit pattern: numpy has no bfloat16, and uint16 bits hand over
-# to torch (`.view(torch.bfloat16)`) without a copy.
+# to torch (`.view(torch.bfloat16)`) without a copy. u8 is pixel values a PixelNorm
+# turns into the model's f32 values later (on the engine's device, say).
 _NUMPY_DTYPE: dict[str, np.dtype] = {
     "f32": np.dtype(np.float32),
     "i64": np.dtype(np.int64),
     "bf16": np.dtype(np.uint16),
+    "u8": np.dtype(np.uint8),
 }
 
 
@@ -33,23 +35,102 @@ def _readonly(array: np.ndarray) -> np.ndarray:
     return array
 
 
+def _lut(value: Any) -> np.ndarray:
+    lut = np.asarray(value)
+    if lut.dtype != np.float32 or lut.shape != (3, 256):
+        raise InternalError(f"PixelNorm lut must be float32 [3, 256], got {lut.dtype} {list(lut.shape)}")
+    return _readonly(np.ascontiguousarray(lut))
+
+
+@attrs.frozen(eq=False)
+class PixelNorm:
+    """How a u8 patch tensor becomes the model's f32 one: value ``v`` in column ``j`` is
+    ``lut[(j // run) % 3][v]``, ``lut`` being the exact ``[3, 256]`` table of the reference's
+    rescale + normalize (a ``kernels.ChannelNorm``'s) and ``run`` the columns each channel
+    spans before the next begins (Qwen-VL: ``temporal_patch_size * patch_size**2``).
+
+    A table lookup, not arithmetic, so the result is the reference's f32 bytes on any
+    device: a GPU kernel may fuse ``x * scale - mean`` into one FMA and round differently.
+    """
+
+    lut: np.ndarray = attrs.field(converter=_lut)
+    run: int = attrs.field()
+
+    @run.validator
+    def _check_run(self, _attr: Any, value: int) -> None:
+        check_int(value, "PixelNorm run", minimum=1, error=InternalError)
+
+    def check(self, shape: tuple[int, ...]) -> None:
+        """``InternalError`` unless a ``[rows, columns]`` tensor of ``shape`` holds whole channel runs."""
+        if len(shape) != 2 or shape[1] % (3 * self.run):
+            raise InternalError(f"PixelNorm with run {self.run} needs [rows, 3k*{self.run}] patches, got {list(shape)}")
+
+    def apply(self, patches: np.ndarray) -> np.ndarray:
+        """The f32 values of the u8 ``patches`` (numpy), a new C-contiguous array."""
+        self.check(patches.shape)
+        rows, cols = patches.shape
+        runs = patches.reshape(rows, cols // self.run, self.run)
+        out = np.empty(runs.shape, dtype=np.float32)
+        for j in range(runs.shape[1]):
+            np.take(self.lut[j % 3], runs[:, j], out=out[:, j])
+        return out.reshape(rows, cols)
+
+    def apply_torch(self, patches: Any) -> Any:
+        """The f32 values of a u8 torch tensor of patches, on the tensor's own device."""
+        from .handoff import normalize_torch
+
+        self.check(tuple(patches.shape))
+        return normalize_torch(patches, self.lut, self.run)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PixelNorm):
+            return NotImplemented
+        return self.run == other.run and self.lut.tobytes() == other.lut.tobytes()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (PixelNorm, (self.lut, self.run))
+
+
 @attrs.frozen(eq=False)
 class Tensor:
     """A dense row-major tensor: ``array`` is a read-only numpy view.
 
-    ``eq`` compares dtype, shape and bytes, so two outputs can be compared exactly.
+    ``eq`` compares dtype, shape, bytes and ``norm``, so two outputs can be compared exactly.
+    A ``u8`` tensor of pixel patches carries the :class:`PixelNorm` that turns it into the
+    model's values (:meth:`normalized`); no other tensor has one.
     """
 
     array: np.ndarray = attrs.field(converter=_readonly)
     dtype: DType = attrs.field()
+    norm: PixelNorm | None = attrs.field(default=None)
 
     @dtype.validator
     def _check(self, _attr: Any, value: str) -> None:
         want = _NUMPY_DTYPE.get(value)
         if want is None:
-            raise InternalError(f"tensor dtype must be one of f32, i64, bf16, got {value!r}")
+            raise InternalError(f"tensor dtype must be one of {', '.join(_NUMPY_DTYPE)}, got {value!r}")
         if self.array.dtype != want:
             raise InternalError(f"tensor declared {value} but holds numpy {self.array.dtype}")
+
+    @norm.validator
+    def _check_norm(self, _attr: Any, value: PixelNorm | None) -> None:
+        if value is None:
+            return
+        if not isinstance(value, PixelNorm) or self.dtype != "u8":
+            raise InternalError(f"only a u8 tensor carries a PixelNorm, got {self.dtype} with {value!r}")
+        value.check(self.shape)
+
+    @classmethod
+    def u8(cls, array: Any, norm: PixelNorm | None = None) -> Tensor:
+        return cls(np.ascontiguousarray(array, dtype=np.uint8), "u8", norm)
+
+    def normalized(self) -> Tensor:
+        """The f32 tensor a u8 tensor's :class:`PixelNorm` gives (what the f32 path outputs)."""
+        if self.norm is None:
+            raise InternalError(f"a {self.dtype} tensor without a PixelNorm has no normalized form")
+        return Tensor(self.norm.apply(self.array), "f32")
 
     @classmethod
     def f32(cls, array: Any) -> Tensor:
@@ -74,13 +155,14 @@ class Tensor:
             self.dtype == other.dtype
             and self.shape == other.shape
             and np.array_equal(self.array, other.array)
+            and self.norm == other.norm
         )
 
     __hash__ = None  # type: ignore[assignment]
 
     def __reduce__(self) -> tuple[Any, ...]:
         # Through the constructor, so the unpickled array is read-only again.
-        return (Tensor, (self.array, self.dtype))
+        return (Tensor, (self.array, self.dtype, self.norm))
 
     def to_torch(self) -> Any:
         """This tensor in torch, sharing its memory (bf16 bits as ``torch.bfloat16``)."""

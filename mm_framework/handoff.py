@@ -43,3 +43,16 @@ def kwargs_to_torch(kwargs: Mapping[str, np.ndarray], items: Sequence[Any]) -> d
     return {
         name: to_torch(a, "bf16" if bf16 and a.dtype == np.uint16 else None) for name, a in kwargs.items()
     }
+
+
+def normalize_torch(patches: Any, lut: np.ndarray, run: int) -> Any:
+    """``lut[(j // run) % 3][v]`` for each u8 value ``v`` in column ``j`` of the torch tensor
+    ``patches`` ``[rows, cols]``, computed on its device (``carriers.PixelNorm.apply_torch``)."""
+    torch = _torch()
+    if patches.dtype != torch.uint8 or patches.dim() != 2:
+        raise UnsupportedError(f"normalize needs a 2-D uint8 tensor, got {patches.dtype} {list(patches.shape)}")
+    rows, cols = patches.shape
+    table = torch.from_numpy(np.array(lut)).to(patches.device).reshape(-1)
+    # Row c*256 + v of the flattened table; the channel offset repeats every 3 runs.
+    channel = (torch.arange(cols // run, device=patches.device) % 3).repeat_interleave(run) * 256
+    return table[patches.to(torch.int64) + channel]

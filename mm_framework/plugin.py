@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from .carriers import (
     AudioHeader, Capabilities, ClipHeader, DecodedAudio, DecodedImage, DecodeOptions, Grid, ImageHeader, ItemOutputs,
-    ItemPlan, MRope, OutputItem, ProcessedItem, Rope1D, Tensor, Tiles,
+    ItemPlan, MRope, OutputItem, PixelNorm, ProcessedItem, Rope1D, Tensor, Tiles,
 )
 from .config_keys import ConfigKeys
 from .errors import (
@@ -40,7 +40,7 @@ __all__ = [
     # carriers
     "Capabilities", "ClipHeader", "DecodeOptions", "DecodedImage", "Grid", "ImageHeader", "ItemOutputs", "ItemPlan",
     "MRope",
-    "OutputItem", "ProcessedItem", "Rope1D", "Tensor", "Tiles", "VideoClip",
+    "OutputItem", "PixelNorm", "ProcessedItem", "Rope1D", "Tensor", "Tiles", "VideoClip",
     # layout
     "ExpandedPrompt", "Explicit", "Media", "Repeat", "Text", "TokenLayout", "apply_layout", "layout_by_placeholder",
     "layout_by_placeholders",

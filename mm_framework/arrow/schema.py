@@ -105,6 +105,11 @@ def family_shape(spec_json: str, modality_names: tuple[str, ...] = ("image",)) -
     if len(dtypes) > 1:
         raise SpecError(f"family {hooks.family!r}: features of {', '.join(modality_names)} differ in dtype {dtypes}: "
                         f"one table cannot hold them")
+    if dtypes[0] == "u8":
+        # Their PixelNorm would not survive the table: store the resized pixels (pixels="u8"), which
+        # are smaller still and give these patches back.
+        raise SpecError(f"family {hooks.family!r}: u8 patches (spec pixels='u8') are for handing to an engine; "
+                        f"a dataset stores the f32 features or the resized pixels (pixels='u8' of the dataset)")
     aux: dict[str, tuple[str, tuple[int, ...]]] = {}
     for m in modality_names:
         for name, (dtype, dims) in declared[m].aux.items():

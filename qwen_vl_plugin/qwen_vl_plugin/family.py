@@ -29,6 +29,7 @@ from mm_framework.kernels import (
 
 from . import mixed_request
 from .mrope import mrope_image_only
+from .pixels import patch_tensor, pixel_norm
 from .spec import BACKENDS, parse_spec
 from .video_item import QwenVideo
 
@@ -58,6 +59,7 @@ class QwenVlFamily:
         resample, rounding = BACKENDS[self.spec.backend]
         self._resample = resample
         self._norm = _NORMS[rounding](self.spec.image_mean, self.spec.image_std)
+        self._pixel_norm = pixel_norm(self.spec, self._norm)
         # The decoder lends its Pillow image when the resize runs through Pillow.
         self._decode_options = mmp.DecodeOptions(
             alpha=self.spec.alpha, exif_transpose=self.spec.exif_transpose,
@@ -112,7 +114,7 @@ class QwenVlFamily:
         fetch = self.spec.vision_info is not None
         options = {"image": FETCH_OPTIONS if fetch else IMAGE_OPTIONS}
         shared = {"image": REQUEST_IMAGE_OPTIONS} if fetch else None
-        outputs = {"image": mmp.ItemOutputs("f32", {"image_grid_thw": ("i64", (3,))})}
+        outputs = {"image": mmp.ItemOutputs(self.spec.pixels, {"image_grid_thw": ("i64", (3,))})}
         if self.video is not None:
             marks["video"], texts["video"] = self.video.video.token_id, "<|video_pad|>"
             options["video"] = VIDEO_OPTIONS
@@ -121,7 +123,7 @@ class QwenVlFamily:
             aux = {"video_grid_thw": ("i64", (3,))}
             if self.video.video.tokens_per_second is not None:  # Qwen2.5-VL
                 aux["second_per_grid_ts"] = ("f32", (1,))
-            outputs["video"] = mmp.ItemOutputs("f32", aux)
+            outputs["video"] = mmp.ItemOutputs(self.spec.pixels, aux)
         return mmp.Capabilities(
             modalities=tuple(marks), id_range=(0, 2**31 - 1), placeholders=marks, placeholder_texts=texts,
             item_options=options, request_options=shared, outputs=outputs,
@@ -155,9 +157,10 @@ class QwenVlFamily:
         if h % s.factor or w % s.factor:
             raise mmp.InvalidInputError(f"qwen_vl: stored pixels {w}x{h} are not multiples of the factor {s.factor}")
         gh, gw = h // s.patch_size, w // s.patch_size
-        pixel_values = patchify_merged_blocks(rgb, s.patch_size, s.merge_size, s.temporal_patch_size, self._norm)
+        pixel_values = patchify_merged_blocks(rgb, s.patch_size, s.merge_size, s.temporal_patch_size,
+                                              None if self._pixel_norm else self._norm)
         return mmp.ProcessedItem(
-            feature=mmp.Tensor(pixel_values, "f32"),
+            feature=patch_tensor(pixel_values, self._pixel_norm),
             aux={"image_grid_thw": mmp.Tensor.i64([1, gh, gw])},
             geometry=mmp.Grid(1, gh, gw),
             size=(w, h),
@@ -188,11 +191,12 @@ class QwenVlFamily:
 
     @mmp.hookimpl
     def mm_model_kwargs(self, items: Sequence[mmp.OutputItem]) -> dict[str, np.ndarray]:
-        """``pixel_values`` ``[sum(gh*gw), 3*T*P*P]`` f32 and ``image_grid_thw`` ``[n, 3]`` i64;
-        with videos also ``pixel_values_videos``, ``video_grid_thw`` and (Qwen2.5-VL)
+        """``pixel_values`` ``[sum(gh*gw), 3*T*P*P]`` f32 (u8 with ``pixels="u8"``) and
+        ``image_grid_thw`` ``[n, 3]`` i64; with videos also ``pixel_values_videos``, ``video_grid_thw`` and (Qwen2.5-VL)
         ``second_per_grid_ts`` (:func:`.mixed_request.model_kwargs`)."""
         s = self.spec
-        return mixed_request.model_kwargs(items, 3 * s.temporal_patch_size * s.patch_size * s.patch_size)
+        return mixed_request.model_kwargs(items, 3 * s.temporal_patch_size * s.patch_size * s.patch_size,
+                                          np.uint8 if self._pixel_norm else np.float32)
 
     def _video(self) -> QwenVideo:
         # The driver refuses videos for a spec without video fields (Capabilities.video),

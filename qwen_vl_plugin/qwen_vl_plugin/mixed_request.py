@@ -68,19 +68,20 @@ def positions(
     return mmp.MRope(pos, delta)
 
 
-def model_kwargs(items: Sequence[mmp.OutputItem], dim: int) -> dict[str, np.ndarray]:
+def model_kwargs(items: Sequence[mmp.OutputItem], dim: int, pixels: type = np.float32) -> dict[str, np.ndarray]:
     """The models' keyword tensors, images and videos each in prompt order: ``pixel_values``
     and ``image_grid_thw`` when there are images (or no items at all),
     ``pixel_values_videos``, ``video_grid_thw`` and, for Qwen2.5-VL, ``second_per_grid_ts``
-    (f32 ``[n]``) when there are videos. ``dim`` is ``3 * tps * ps * ps``."""
+    (f32 ``[n]``) when there are videos. ``dim`` is ``3 * tps * ps * ps``; ``pixels`` the
+    patches' dtype (an empty request's too)."""
     images = [it for it in items if it.modality == "image"]
     videos = [it for it in items if it.modality == "video"]
     out: dict[str, np.ndarray] = {}
     if images or not videos:
-        out["pixel_values"] = _concat([it.feature.array for it in images], (0, dim), np.float32)
+        out["pixel_values"] = _concat([it.feature.array for it in images], (0, dim), pixels)
         out["image_grid_thw"] = _stack([it.aux["image_grid_thw"].array for it in images])
     if videos:
-        out["pixel_values_videos"] = _concat([it.feature.array for it in videos], (0, dim), np.float32)
+        out["pixel_values_videos"] = _concat([it.feature.array for it in videos], (0, dim), pixels)
         out["video_grid_thw"] = _stack([it.aux["video_grid_thw"].array for it in videos])
         if "second_per_grid_ts" in videos[0].aux:
             out["second_per_grid_ts"] = _concat([it.aux["second_per_grid_ts"].array for it in videos], (0,), np.float32)

@@ -42,6 +42,9 @@ BACKENDS: dict[str, tuple[str, str]] = {
 # "composite": transformers' convert_to_rgb for PIL.Image input; "drop": Pillow's convert("RGB")
 # (transformers' load_image, its chat path); "composite_rgba": qwen-vl-utils' to_rgb.
 ALPHA_MODES = ("composite", "drop", "composite_rgba")
+# "f32": the processor's pixel_values; "u8": the resized pixels in the same patch layout,
+# what vLLM asks for (do_rescale=False, do_normalize=False) to normalize on the GPU.
+PIXELS = ("f32", "u8")
 
 REQUIRED = (
     "image_token_id",
@@ -53,7 +56,7 @@ REQUIRED = (
     "image_mean",
     "image_std",
 )
-DEFAULTS: dict[str, Any] = {"backend": "pil", "alpha": "composite", "exif_transpose": False,
+DEFAULTS: dict[str, Any] = {"backend": "pil", "alpha": "composite", "exif_transpose": False, "pixels": "f32",
                             **dict.fromkeys(VIDEO_FIELDS), **dict.fromkeys(VISION_INFO_FIELDS)}
 
 
@@ -72,6 +75,7 @@ class QwenVlSpec:
     backend: str = "pil"
     alpha: str = "composite"
     exif_transpose: bool = False
+    pixels: str = "f32"
     video: VideoSpec | None = None
     vision_info: VisionInfo | None = None
 
@@ -86,6 +90,8 @@ class QwenVlSpec:
         d["image_mean"] = list(self.image_mean)
         d["image_std"] = list(self.image_std)
         video, vision_info = d.pop("video"), d.pop("vision_info")
+        if d["pixels"] == "f32":  # an output option, written only when set: older specs read the same
+            del d["pixels"]
         return {"family": FAMILY, **d, **({} if video is None else video.to_dict()),
                 **({} if vision_info is None else vision_info.to_dict())}
 
@@ -108,6 +114,7 @@ def parse_spec(params: Mapping[str, Any]) -> QwenVlSpec:
         backend=f.choice("backend", BACKENDS),
         alpha=f.choice("alpha", ALPHA_MODES),
         exif_transpose=f.boolean("exif_transpose"),
+        pixels=f.choice("pixels", PIXELS),
         video=parse_video(f, params, image_token_id),
     )
     _cross_check(f, spec)

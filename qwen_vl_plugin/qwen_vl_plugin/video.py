@@ -99,9 +99,10 @@ def resize_frame(frame: np.ndarray, height: int, width: int) -> np.ndarray:
 
 def video_pixel_values(
     frames: np.ndarray, height: int, width: int, *, patch_size: int, merge_size: int, temporal_patch_size: int,
-    norm: ChannelNorm,
+    norm: ChannelNorm | None,
 ) -> np.ndarray:
-    """``pixel_values_videos`` of one clip: f32 ``[gt*gh*gw, 3*tps*ps*ps]`` (§4).
+    """``pixel_values_videos`` of one clip: f32 ``[gt*gh*gw, 3*tps*ps*ps]`` (§4), or the
+    u8 pixels in that layout when ``norm`` is ``None``.
 
     ``frames`` (``[T, H, W, 3]`` uint8) are resized to ``height`` x ``width`` and laid
     out one temporal patch of ``tps`` frames at a time (rows ``(t, merge windows,
@@ -115,7 +116,7 @@ def video_pixel_values(
     t, tps = len(frames), temporal_patch_size
     gt, gh, gw = video_grid(t, height, width, patch_size=patch_size, temporal_patch_size=tps)
     n = gh * gw
-    out = np.empty((gt * n, 3 * tps * patch_size * patch_size), dtype=np.float32)
+    out = np.empty((gt * n, 3 * tps * patch_size * patch_size), dtype=np.uint8 if norm is None else np.float32)
     resized = frames.shape[1:3] == (height, width)
 
     def groups(lo: int, hi: int) -> None:
