@@ -199,14 +199,24 @@ def presets() -> dict[str, dict[str, Any]]:
     return found
 
 
+def claimed_spec(
+    config: Mapping[str, Any],
+    preprocessor_config: Mapping[str, Any],
+    video_preprocessor_config: Mapping[str, Any] | None = None,
+) -> dict[str, Any] | None:
+    """The spec of the installed family that claims the model, ``None`` when none does
+    (a family that claims it and refuses a key raises its ``SpecError``)."""
+    return plugin_manager().hook.mm_spec_from_hf_configs(
+        config=config, preprocessor_config=preprocessor_config, video_preprocessor_config=video_preprocessor_config
+    )
+
+
 def spec_from_hf_configs(
     config: Mapping[str, Any],
     preprocessor_config: Mapping[str, Any],
     video_preprocessor_config: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    spec = plugin_manager().hook.mm_spec_from_hf_configs(
-        config=config, preprocessor_config=preprocessor_config, video_preprocessor_config=video_preprocessor_config
-    )
+    spec = claimed_spec(config, preprocessor_config, video_preprocessor_config)
     if spec is None:
         model_type = config.get("model_type", "<none>") if isinstance(config, Mapping) else "<none>"
         raise SpecError(f"no installed family handles model_type {model_type!r}; installed: {sorted(families())}")

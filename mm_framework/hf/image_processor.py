@@ -1,0 +1,225 @@
+"""``AcceleratedImageProcessor``: a transformers image processor's call, served by a pipeline.
+
+A call is served only when every argument is one the pipeline mirrors exactly; any other
+goes to the original processor unchanged, counted in ``stats()`` with its reason, so the
+result is always the reference's. Served:
+
+* ``images``: a ``PIL.Image``, a uint8 array or CPU tensor with 3 channels (channels first
+  or last, inferred as transformers infers them: first wins), or a list (nested one level)
+  of them;
+* ``return_tensors``: ``None``, ``"np"`` or ``"pt"``, with the backend's own default type
+  for ``None`` (torch tensors from the torchvision backend, numpy from the PIL one);
+* ``do_rescale`` and ``do_normalize`` both on, or both off when the family offers uint8
+  patches (``pixels="u8"``): the torchvision backend then returns uint8, the PIL one the
+  same values as float32, as transformers does;
+* ``size`` / ``min_pixels`` / ``max_pixels`` when the processor's ``size`` is the pixel
+  bounds ``{"shortest_edge", "longest_edge"}`` of a family taking ``min_pixels`` /
+  ``max_pixels`` per item, combined as transformers' ``_standardize_kwargs`` combines them;
+* any other option only at the processor's own value (it changes nothing).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from PIL import Image as PILImage
+
+from ..errors import MmError, SpecError
+from ..pipeline import Pipeline
+from ..request import Image, MmInput
+from . import stats
+
+# Options whose value never changes the tensors (batching only).
+_INERT = frozenset({"disable_grouping"})
+_BOUNDS = ("shortest_edge", "longest_edge")
+
+
+class Declined(Exception):
+    """This call is not served; the message is the reason ``stats()`` counts."""
+
+
+class AcceleratedImageProcessor:
+    """Stands in for ``original`` (every attribute reads through to it); thread-safe: the
+    pipelines are immutable and built once."""
+
+    def __init__(self, original: Any, spec: Mapping[str, Any]) -> None:
+        self._original = original
+        self._name = type(original).__name__
+        self._spec = dict(spec)
+        self._pipes: dict[str, Pipeline | None] = {"f32": Pipeline(self._spec)}
+        self._lock = threading.Lock()
+        self._backend = self._spec.get("backend", "pil")
+        options = self._pipes["f32"].capabilities.item_options.get("image", {})
+        size = getattr(original, "size", None)
+        bounds = {k: getattr(size, k, None) for k in _BOUNDS} if size is not None else {}
+        # The processor's size is the smart_resize bounds only when it holds exactly the family's.
+        self._size_is_bounds = (
+            {"min_pixels", "max_pixels"} <= set(options)
+            and bounds == {"shortest_edge": self._spec.get("min_pixels"), "longest_edge": self._spec.get("max_pixels")}
+        )
+
+    @property
+    def original(self) -> Any:
+        """The transformers image processor this one stands in for."""
+        return self._original
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._original, name)
+
+    def __repr__(self) -> str:
+        return f"AcceleratedImageProcessor({self._original!r})"
+
+    def __call__(self, images: Any = None, *args: Any, **kwargs: Any) -> Any:
+        try:
+            if args:
+                raise Declined("positional arguments after images")
+            call = self._plan(images, kwargs)
+            result = self._run(*call)
+        except Declined as e:
+            stats.fallback(self._name, str(e))
+            return self._original(images, *args, **kwargs)
+        stats.served(self._name)
+        return result
+
+    preprocess = __call__
+
+    # -- deciding -----------------------------------------------------------------
+
+    def _plan(self, images: Any, kwargs: Mapping[str, Any]) -> tuple[list[Any], str, str | None]:
+        kwargs = dict(kwargs)
+        return_tensors = _tensor_type(kwargs.pop("return_tensors", None))
+        pixels = self._pixels(kwargs.pop("do_rescale", None), kwargs.pop("do_normalize", None))
+        options = self._bounds(kwargs.pop("size", None), kwargs.pop("min_pixels", None), kwargs.pop("max_pixels", None))
+        for key, value in kwargs.items():
+            if key in _INERT:
+                continue
+            if not hasattr(self._original, key) or not _same(value, getattr(self._original, key)):
+                raise Declined(f"option {key!r}")
+        items = [self._item(im, options) for im in _flat(images)]
+        if not items:
+            raise Declined("no images")
+        return items, pixels, return_tensors
+
+    def _pixels(self, rescale: bool | None, normalize: bool | None) -> str:
+        rescale = self._original.do_rescale if rescale is None else rescale
+        normalize = self._original.do_normalize if normalize is None else normalize
+        if rescale and normalize:
+            return "f32"
+        if rescale or normalize:
+            raise Declined("do_rescale without do_normalize or the reverse")
+        if self._pipe("u8") is None:
+            raise Declined(f"uint8 patches: family {self._spec['family']!r} has no pixels='u8'")
+        return "u8"
+
+    def _bounds(self, size: Any, min_pixels: Any, max_pixels: Any) -> dict[str, int]:
+        if size is None and min_pixels is None and max_pixels is None:
+            return {}
+        if not self._size_is_bounds:
+            raise Declined("size / min_pixels / max_pixels on a processor whose size is not its pixel bounds")
+        if size is None:
+            # transformers fills a bound the call leaves out from the processor's own size
+            # here, but not when the call passes a size.
+            bounds: dict[str, Any] = {k: getattr(self._original.size, k) for k in _BOUNDS}
+        elif isinstance(size, Mapping) and set(size) <= set(_BOUNDS):
+            bounds = dict(size)
+        else:
+            raise Declined(f"size {size!r}")
+        if min_pixels is not None:
+            bounds["shortest_edge"] = min_pixels
+        if max_pixels is not None:
+            bounds["longest_edge"] = max_pixels
+        if any(not isinstance(bounds.get(k), int) or isinstance(bounds.get(k), bool) or bounds[k] <= 0
+               for k in _BOUNDS):
+            raise Declined(f"size bounds {bounds!r}")
+        return {"min_pixels": bounds["shortest_edge"], "max_pixels": bounds["longest_edge"]}
+
+    def _item(self, image: Any, options: dict[str, int]) -> Any:
+        if isinstance(image, PILImage.Image):
+            if image.mode != "RGB" and not self._original.do_convert_rgb:
+                raise Declined(f"a {image.mode} image with do_convert_rgb off")
+            source: Any = image
+        else:
+            source = _hwc(image)
+        return Image(source, **options) if options else source
+
+    def _pipe(self, pixels: str) -> Pipeline | None:
+        with self._lock:
+            if pixels not in self._pipes:
+                try:
+                    self._pipes[pixels] = Pipeline({**self._spec, "pixels": pixels})
+                except SpecError:
+                    self._pipes[pixels] = None
+            return self._pipes[pixels]
+
+    # -- serving ------------------------------------------------------------------
+
+    def _run(self, items: list[Any], pixels: str, return_tensors: str | None) -> Any:
+        from transformers import BatchFeature
+
+        pipe = self._pipe(pixels)
+        try:
+            kwargs = pipe.process(MmInput(images=items)).model_kwargs()
+        except MmError as e:
+            raise Declined(f"{type(e).__name__}: {e}") from None
+        if pixels == "u8" and self._backend == "pil":
+            # The PIL backend keeps its float32 arrays when it neither rescales nor normalizes.
+            kwargs = {k: v.astype(np.float32) if v.dtype == np.uint8 else v for k, v in kwargs.items()}
+        torch_out = return_tensors == "pt" or (return_tensors is None and self._backend == "torchvision")
+        if torch_out:
+            from ..handoff import to_torch
+
+            data = {k: to_torch(np.array(v) if not v.flags.writeable else v) for k, v in kwargs.items()}
+        else:
+            data = {k: np.array(v) if not v.flags.writeable else v for k, v in kwargs.items()}
+        return BatchFeature(data=data)
+
+
+def _tensor_type(value: Any) -> str | None:
+    text = None if value is None else str(getattr(value, "value", value))
+    if text not in (None, "np", "pt"):
+        raise Declined(f"return_tensors {value!r}")
+    return text
+
+
+def _same(value: Any, own: Any) -> bool:
+    """Whether a call option equals the processor's attribute (lists and tuples alike;
+    ``True`` is not ``1``)."""
+    if isinstance(value, (list, tuple)) and isinstance(own, (list, tuple)):
+        return len(value) == len(own) and all(_same(a, b) for a, b in zip(value, own))
+    if isinstance(value, bool) or isinstance(own, bool):
+        return value is own
+    try:
+        return bool(value == own)
+    except (TypeError, ValueError):  # an array against a scalar, say: not provably the same
+        return False
+
+
+def _flat(images: Any) -> list[Any]:
+    if isinstance(images, (list, tuple)):
+        out = []
+        for im in images:
+            out += list(im) if isinstance(im, (list, tuple)) else [im]
+        return out
+    return [] if images is None else [images]
+
+
+def _hwc(image: Any) -> np.ndarray:
+    """A uint8 HWC array of an array or CPU tensor image, with transformers' channel inference."""
+    if type(image).__module__.startswith("torch"):
+        if getattr(image, "device", None) is None or image.device.type != "cpu":
+            raise Declined("a tensor image not on the CPU")
+        image = image.numpy()
+    if not isinstance(image, np.ndarray):
+        raise Declined(f"an image of type {type(image).__name__}")
+    if image.dtype != np.uint8 or image.ndim != 3:
+        raise Declined(f"a {image.dtype} array image of {image.ndim} dimensions")
+    if image.shape[0] in (1, 3):
+        if image.shape[0] == 1:
+            raise Declined("a one-channel array image")
+        return np.ascontiguousarray(image.transpose(1, 2, 0))
+    if image.shape[2] != 3:
+        raise Declined(f"an array image of shape {list(image.shape)}")
+    return image
