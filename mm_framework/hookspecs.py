@@ -244,3 +244,13 @@ class FamilySpecs:
         Families return what their model's forward expects (Qwen: ``pixel_values``
         concatenated, ``image_grid_thw`` ``[n, 3]``).
         """
+
+    @hookspec(firstresult=True)
+    def mm_hf_image_outputs(self, items: Sequence[OutputItem]) -> dict[str, np.ndarray] | None:
+        """What the transformers image processor this family clones returns for these
+        image items (its ``BatchFeature`` keys in its order, as numpy arrays), or ``None``.
+
+        ``mm_framework.hf`` serves an image processor's calls only for a family that
+        answers: the image processor's output is not always the model's keyword tensors
+        (Gemma 3's adds ``num_crops``). Unimplemented: ``None``, so nothing is served.
+        """

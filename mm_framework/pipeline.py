@@ -278,6 +278,11 @@ class Pipeline:
         """The model runner's keyword tensors for ``out``'s items, as this family defines them."""
         return self._plan.hooks.model_kwargs(out.items)
 
+    def hf_image_outputs(self, out: Output) -> dict[str, np.ndarray] | None:
+        """What the transformers image processor the family clones returns for ``out``'s
+        images, or ``None`` when the family does not say (hook ``mm_hf_image_outputs``)."""
+        return self._plan.hooks.hf_image_outputs(out.items)
+
 
 @contextlib.contextmanager
 def _naming_sources(inp: MmInput) -> Iterator[None]:

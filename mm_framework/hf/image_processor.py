@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 from PIL import Image as PILImage
 
-from ..errors import MmError, SpecError
+from ..errors import MmError, SpecError, UnsupportedError
 from ..pipeline import Pipeline
 from ..request import Image, MmInput
 from . import stats
@@ -35,6 +35,8 @@ from . import stats
 # Options whose value never changes the tensors (batching only).
 _INERT = frozenset({"disable_grouping"})
 _BOUNDS = ("shortest_edge", "longest_edge")
+# One small image, to ask the family once whether it describes its image processor's output.
+_PROBE = np.zeros((28, 28, 3), dtype=np.uint8)
 
 
 class Declined(Exception):
@@ -52,6 +54,9 @@ class AcceleratedImageProcessor:
         self._pipes: dict[str, Pipeline | None] = {"f32": Pipeline(self._spec)}
         self._lock = threading.Lock()
         self._backend = self._spec.get("backend", "pil")
+        if self._pipes["f32"].hf_image_outputs(self._pipes["f32"].process(MmInput(images=[_PROBE]))) is None:
+            raise UnsupportedError(f"{self._name}: family {self._spec['family']!r} does not say what its image "
+                                   f"processor returns (hook mm_hf_image_outputs)")
         options = self._pipes["f32"].capabilities.item_options.get("image", {})
         size = getattr(original, "size", None)
         bounds = {k: getattr(size, k, None) for k in _BOUNDS} if size is not None else {}
@@ -161,7 +166,7 @@ class AcceleratedImageProcessor:
 
         pipe = self._pipe(pixels)
         try:
-            kwargs = pipe.process(MmInput(images=items)).model_kwargs()
+            kwargs = pipe.hf_image_outputs(pipe.process(MmInput(images=items)))
         except MmError as e:
             raise Declined(f"{type(e).__name__}: {e}") from None
         if pixels == "u8" and self._backend == "pil":

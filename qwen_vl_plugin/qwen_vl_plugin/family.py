@@ -198,6 +198,13 @@ class QwenVlFamily:
         return mixed_request.model_kwargs(items, 3 * s.temporal_patch_size * s.patch_size * s.patch_size,
                                           np.uint8 if self._pixel_norm else np.float32)
 
+    @mmp.hookimpl
+    def mm_hf_image_outputs(self, items: Sequence[mmp.OutputItem]) -> dict[str, np.ndarray] | None:
+        """``Qwen2VLImageProcessor``'s (either backend's) ``pixel_values`` and ``image_grid_thw``:
+        the model kwargs of the images (tests/test_qwen_hf_accelerate.py)."""
+        images = [it for it in items if it.modality == "image"]
+        return self.mm_model_kwargs(images) if len(images) == len(items) else None
+
     def _video(self) -> QwenVideo:
         # The driver refuses videos for a spec without video fields (Capabilities.video),
         # and a token count for one is the caller's question to get wrong.

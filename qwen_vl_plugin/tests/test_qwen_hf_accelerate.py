@@ -17,7 +17,6 @@ import numpy as np
 import pytest
 from PIL import Image
 
-import mm_framework as mmf
 from mm_framework import hf
 from mm_framework.testing import load_module
 
@@ -170,15 +169,6 @@ def test_attributes_read_through_and_processor_is_kept():
     assert hf.accelerate(acc) is acc
 
 
-def test_an_unknown_processor_is_left_alone():
-    ip = transformers.CLIPImageProcessor() if hasattr(transformers, "CLIPImageProcessor") else None
-    if ip is None:
-        pytest.skip("no CLIPImageProcessor")
-    assert hf.accelerate(ip) is ip
-    (key, _), = hf.stats()["fallbacks"].items()
-    assert "not accelerated" in key and "no installed family" in key
-    with pytest.raises(mmf.UnsupportedError, match="no installed family clones it"):
-        hf.accelerate(ip, strict=True)
 
 
 def test_concurrent_calls_share_one_processor():
