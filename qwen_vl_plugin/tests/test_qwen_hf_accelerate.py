@@ -203,3 +203,12 @@ def test_the_whole_processor(preset, tmp_path_factory):
         _assert_same(ref(text=[text], images=images, return_tensors="np"),
                      acc(text=[text], images=images, return_tensors="np"))
     assert hf.stats()["fallbacks"] == {} and hf.stats()["served"]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_outputs_are_writable_and_not_shared(backend):
+    ref, acc = _pair("qwen2_5_vl", backend)
+    images = [_photo(130, 100)]
+    first = acc(images=images, return_tensors="np")
+    first["pixel_values"][:] = 0
+    _assert_same(ref(images=images, return_tensors="np"), acc(images=images, return_tensors="np"))
