@@ -15,7 +15,10 @@ result is always the reference's. Served:
 * ``size`` / ``min_pixels`` / ``max_pixels`` when the processor's ``size`` is the pixel
   bounds ``{"shortest_edge", "longest_edge"}`` of a family taking ``min_pixels`` /
   ``max_pixels`` per item, combined as transformers' ``_standardize_kwargs`` combines them;
-* any other option only at the processor's own value (it changes nothing).
+* the family's per-item options (``Capabilities.item_options``: Gemma 3's
+  ``do_pan_and_scan``, ...), which are the processor's call-time kwargs of the same name;
+* any other option only at the processor's own value (it changes nothing). A value the
+  pipeline refuses (a ``SpecError`` for the item) hands the call back too.
 """
 
 from __future__ import annotations
@@ -58,6 +61,8 @@ class AcceleratedImageProcessor:
             raise UnsupportedError(f"{self._name}: family {self._spec['family']!r} does not say what its image "
                                    f"processor returns (hook mm_hf_image_outputs)")
         options = self._pipes["f32"].capabilities.item_options.get("image", {})
+        # The family's per-item options are the processor's call-time kwargs of the same name.
+        self._item_options = frozenset(options)
         size = getattr(original, "size", None)
         bounds = {k: getattr(size, k, None) for k in _BOUNDS} if size is not None else {}
         # The processor's size is the smart_resize bounds only when it holds exactly the family's.
@@ -99,10 +104,11 @@ class AcceleratedImageProcessor:
         pixels = self._pixels(kwargs.pop("do_rescale", None), kwargs.pop("do_normalize", None))
         options = self._bounds(kwargs.pop("size", None), kwargs.pop("min_pixels", None), kwargs.pop("max_pixels", None))
         for key, value in kwargs.items():
-            if key in _INERT:
+            if key in _INERT or hasattr(self._original, key) and _same(value, getattr(self._original, key)):
                 continue
-            if not hasattr(self._original, key) or not _same(value, getattr(self._original, key)):
+            if key not in self._item_options or value is None:
                 raise Declined(f"option {key!r}")
+            options[key] = value
         items = [self._item(im, options) for im in _flat(images)]
         if not items:
             raise Declined("no images")

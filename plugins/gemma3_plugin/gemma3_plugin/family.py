@@ -204,6 +204,14 @@ class Gemma3Family:
             return {"pixel_values": np.zeros((0, 3, s.height, s.width), dtype=_F32)}
         return {"pixel_values": np.concatenate([it.feature.array for it in items], axis=0)}
 
+    @mmp.hookimpl
+    def mm_hf_image_outputs(self, items: Sequence[mmp.OutputItem]) -> dict[str, np.ndarray]:
+        """``Gemma3ImageProcessor``'s (either backend's) outputs: the model kwargs' ``pixel_values``
+        and ``num_crops``, int64 ``[n]``, each image's pan-and-scan crops
+        (tests/test_gemma3_hf_accelerate.py)."""
+        crops = np.asarray([_tiles(it.geometry) - 1 for it in items], dtype=np.int64)
+        return {**self.mm_model_kwargs(items), "num_crops": crops}
+
 
 def _tiles(geometry: Any) -> int:
     if not isinstance(geometry, mmp.Tiles):

@@ -1,0 +1,76 @@
+"""``mm_framework.hf.accelerate`` on Gemma 3's image processors, live against transformers 5.24:
+each served call gives the reference's ``BatchFeature`` (``pixel_values`` and ``num_crops``:
+keys, types, dtypes, shapes, bytes), pan-and-scan options per call included.
+
+PIL backend always; the torchvision one when torchvision imports; ``return_tensors="pt"`` when
+torch does.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import io
+
+import numpy as np
+import pytest
+
+from mm_framework import hf
+
+from . import gemma3_images
+from .gemma3_reference import PAS_DEFAULTS
+from .test_gemma3_live_parity import PRESET, RESAMPLE
+
+transformers = pytest.importorskip("transformers")
+Image = pytest.importorskip("PIL.Image")
+
+BACKENDS = {"pil": "Gemma3ImageProcessorPil"}
+if importlib.util.find_spec("torchvision") is not None:
+    BACKENDS["torchvision"] = "Gemma3ImageProcessor"
+HAS_TORCH = importlib.util.find_spec("torch") is not None
+NAMES = ["rgb_1280x960.jpg", "wide_1000x300.jpg", "tall_400x2000.jpg", "rgba_640x480.png"]
+CALLS = [{}, {"do_pan_and_scan": True}, {"do_pan_and_scan": True, "pan_and_scan_min_crop_size": 100,
+                                         "pan_and_scan_max_num_crops": 6},
+         {"do_pan_and_scan": True, "pan_and_scan_min_ratio_to_activate": 1.01}]
+if HAS_TORCH:
+    CALLS.append({"do_pan_and_scan": True, "return_tensors": "pt"})
+
+
+def _processor(backend: str):
+    return getattr(transformers, BACKENDS[backend])(
+        size={"height": PRESET["height"], "width": PRESET["width"]}, resample=RESAMPLE[PRESET["resample"]],
+        image_mean=PRESET["image_mean"], image_std=PRESET["image_std"], **PAS_DEFAULTS,
+    )
+
+
+def _images():
+    return [Image.open(io.BytesIO(gemma3_images.make(n))) for n in NAMES]
+
+
+@pytest.fixture(autouse=True)
+def _fresh_stats():
+    hf.reset_stats()
+    yield
+    hf.reset_stats()
+
+
+@pytest.mark.parametrize("backend", list(BACKENDS))
+@pytest.mark.parametrize("call", CALLS, ids=lambda c: ",".join(f"{k}={v}" for k, v in c.items()) or "defaults")
+def test_served_calls_equal_the_processor(backend, call):
+    ref, acc = _processor(backend), hf.accelerate(_processor(backend), strict=True)
+    call = {"return_tensors": "np", **call}
+    want, got = ref(images=_images(), **call), acc(images=_images(), **call)
+    assert list(want.keys()) == list(got.keys()) == ["pixel_values", "num_crops"]
+    for k in want:
+        a, b = want[k], got[k]
+        assert type(a) is type(b) and a.dtype == b.dtype and tuple(a.shape) == tuple(b.shape), k
+        assert np.asarray(a).tobytes() == np.asarray(b).tobytes(), k
+    assert hf.stats() == {"served": {BACKENDS[backend]: 1}, "fallbacks": {}}
+
+
+@pytest.mark.parametrize("backend", list(BACKENDS))
+def test_an_option_it_does_not_take_goes_to_the_processor(backend):
+    ref, acc = _processor(backend), hf.accelerate(_processor(backend), strict=True)
+    call = {"return_tensors": "np", "image_mean": [0.4, 0.4, 0.4]}
+    want, got = ref(images=_images(), **call), acc(images=_images(), **call)
+    assert all(np.asarray(want[k]).tobytes() == np.asarray(got[k]).tobytes() for k in want)
+    assert list(hf.stats()["fallbacks"]) == [f"{BACKENDS[backend]}: option 'image_mean'"]
