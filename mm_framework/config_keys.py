@@ -65,6 +65,27 @@ class ConfigKeys:
             raise SpecError(f"{where} must be an object, got {doc!r}")
         return doc
 
+    @staticmethod
+    def qwen2_pixels(doc: Mapping[str, Any], default_size: Mapping[str, Any],
+                     error: Callable[[str, str], SpecError]) -> tuple[Any, Any]:
+        """``(min_pixels, max_pixels)`` the way the ``__init__`` of transformers' Qwen2-VL-style
+        image processors (Qwen2-VL, PaddleOCR-VL, and the video processors built on them)
+        derives them from a config ``doc``: ``size`` (else ``default_size``), overridden by
+        non-null top-level ``min_pixels`` / ``max_pixels``, which also drop the size dict's
+        legacy keys. ``error(key, message)`` is the caller's typed error (:meth:`error`)."""
+        size = doc.get("size")
+        size = default_size if size is None else size
+        if not isinstance(size, Mapping):
+            raise error("size", f"must be an object, got {size!r}")
+        size = dict(size)
+        for key, edge in (("min_pixels", "shortest_edge"), ("max_pixels", "longest_edge")):
+            if doc.get(key) is not None:
+                size[edge] = doc[key]
+                size.pop(key, None)
+        if set(size) != {"shortest_edge", "longest_edge"}:
+            raise error("size", f"must resolve to exactly shortest_edge and longest_edge, got {sorted(size)}")
+        return size["shortest_edge"], size["longest_edge"]
+
     def error(self, key: str, message: str) -> SpecError:
         """The typed error of ``key`` in this file: ``"<file>: '<key>' <message>"``."""
         return SpecError(f"{self.file}: {key!r} {message}")

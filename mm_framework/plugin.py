@@ -7,7 +7,7 @@ prompt expands; ``SpecFields`` parses and validates its spec; ``ConfigKeys`` con
 key of a transformers config file its HF-config resolver reads; ``Modality`` and
 ``ItemContext`` are what a new modality registers; the decode helpers decode images and
 clips as the built-in modalities do; the error classes are what a hook raises to reject an
-item; ``whisper`` holds the audio items of families whose audio tower is Whisper's encoder.
+item; ``mrope`` holds the M-RoPE positions of image-only prompts (Qwen2-VL style); ``whisper`` holds the audio items of families whose audio tower is Whisper's encoder.
 Together with :mod:`mm_framework.kernels` and :mod:`mm_framework.testing` this is all
 a family needs; the engine API (:mod:`mm_framework`) is for serving code and tests.
 """
@@ -33,6 +33,7 @@ from .media.video import VideoClip, decode_clip
 from .media.video_frames import clip_from_frames, select_frames
 from .modality import ItemContext, Modality
 from .spec_fields import SpecFields
+from . import mrope_positions as mrope
 from . import whisper_audio as whisper
 
 __all__ = [
@@ -46,7 +47,7 @@ __all__ = [
     "layout_by_placeholders",
     "SpecFields", "ConfigKeys", "ItemContext", "Modality",
     "AudioHeader", "DecodedAudio",
-    "whisper",
+    "mrope", "whisper",
     # decode helpers
     "clip_from_frames", "decode_clip", "decode_rgb", "select_frames", "take_source",
     # errors

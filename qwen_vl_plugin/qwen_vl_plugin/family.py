@@ -28,7 +28,6 @@ from mm_framework.kernels import (
 )
 
 from . import mixed_request
-from .mrope import mrope_image_only
 from .spec import BACKENDS, parse_spec
 from .video_item import QwenVideo
 
@@ -178,7 +177,7 @@ class QwenVlFamily:
         if "video" in modalities:
             return mixed_request.positions(input_len, offsets, grids, modalities, self._video())
         items = sorted(((s, e, g) for (s, e), g in zip(offsets, grids)), key=lambda it: it[0])
-        return mrope_image_only(input_len, items, self.spec.merge_size)
+        return mmp.mrope.image_only(input_len, items, self.spec.merge_size)
 
     @mmp.hookimpl
     def mm_plan_item(self, header: mmp.ImageHeader | mmp.ClipHeader) -> mmp.ItemPlan:

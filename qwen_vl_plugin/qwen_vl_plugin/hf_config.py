@@ -21,7 +21,7 @@ from typing import Any
 
 from mm_framework.plugin import ConfigKeys, SpecError
 
-from .hf_keys import PINNED, PROCESSOR_CLASSES, qwen2_pixels
+from .hf_keys import PINNED, PROCESSOR_CLASSES
 from .hf_video_config import VIDEO_ONLY, resolve_video
 from .spec import CLIP_MEAN, CLIP_STD, QwenVlSpec, parse_spec
 
@@ -84,7 +84,7 @@ def resolve(
     keys.pinned(PINNED)
     keys.one_of({"image_processor_type": IMAGE_PROCESSOR_TYPES, "processor_class": PROCESSOR_CLASSES}, nullable=True)
     pp = keys.values
-    min_pixels, max_pixels = qwen2_pixels(pp, CLASS_DEFAULTS["size"], keys.error)
+    min_pixels, max_pixels = ConfigKeys.qwen2_pixels(pp, CLASS_DEFAULTS["size"], keys.error)
     fields = {
         "image_token_id": config.get("image_token_id", MODEL_TYPES[model_type]),
         "patch_size": pp.get("patch_size", CLASS_DEFAULTS["patch_size"]),

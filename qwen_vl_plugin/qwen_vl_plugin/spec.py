@@ -110,35 +110,12 @@ def parse_spec(params: Mapping[str, Any]) -> QwenVlSpec:
         exif_transpose=f.boolean("exif_transpose"),
         video=parse_video(f, params, image_token_id),
     )
-    _cross_check(f, spec)
+    # docs/families/qwen_vl.md, "Spec rules".
+    f.smart_resize_bounds(spec.factor, spec.min_pixels, spec.max_pixels, MAX_IMAGE_PIXELS)
     spec = attrs.evolve(spec, vision_info=parse_vision_info(f, params, spec.factor, MAX_IMAGE_PIXELS))
     if spec.video is not None:
         check_pixels(f, spec.video, spec.factor)
     return spec
-
-
-def _cross_check(f: SpecFields, s: QwenVlSpec) -> None:
-    """The rules between fields (docs/families/qwen_vl.md, "Spec rules"): smart_resize
-    checks none of them and silently breaks one bound or the other."""
-    block = s.factor**2
-    if block > MAX_IMAGE_PIXELS:
-        raise f.error(
-            "merge_size",
-            f"times patch_size is {s.factor}: one merged {s.factor}x{s.factor} block, the smallest image "
-            f"smart_resize makes, exceeds the {MAX_IMAGE_PIXELS} pixels the core decodes by default",
-        )
-    if s.max_pixels < block:
-        raise f.error(
-            "max_pixels",
-            f"must be at least (patch_size * merge_size)**2 = {block}: smart_resize never makes a side shorter "
-            f"than {s.factor}, got {s.max_pixels}",
-        )
-    if s.min_pixels > s.max_pixels:
-        raise f.error(
-            "min_pixels",
-            f"must not exceed max_pixels, got {s.min_pixels} > {s.max_pixels} (smart_resize would grow small "
-            f"images past max_pixels and shrink large ones below min_pixels)",
-        )
 
 
 def _preset(
