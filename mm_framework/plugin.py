@@ -7,7 +7,8 @@ prompt expands; ``SpecFields`` parses and validates its spec; ``ConfigKeys`` con
 key of a transformers config file its HF-config resolver reads; ``Modality`` and
 ``ItemContext`` are what a new modality registers; the decode helpers decode images and
 clips as the built-in modalities do; the error classes are what a hook raises to reject an
-item; ``mrope`` holds the M-RoPE positions of image-only prompts (Qwen2-VL style); ``whisper`` holds the audio items of families whose audio tower is Whisper's encoder.
+item; ``mrope`` holds the M-RoPE positions of image-only prompts (Qwen2-VL style);
+``whisper`` holds the audio items of families whose audio tower is Whisper's encoder.
 Together with :mod:`mm_framework.kernels` and :mod:`mm_framework.testing` this is all
 a family needs; the engine API (:mod:`mm_framework`) is for serving code and tests.
 """

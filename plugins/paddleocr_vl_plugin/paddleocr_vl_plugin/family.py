@@ -114,7 +114,8 @@ class PaddleOcrVlFamily:
 
     @mmp.hookimpl
     def mm_layout(self, input_ids: np.ndarray, geometries: Sequence[Any]) -> mmp.TokenLayout:
-        return mmp.layout_by_placeholder(input_ids, self.spec.image_token_id, [self.tokens(_grid(g)) for g in geometries])
+        counts = [self.tokens(_grid(g)) for g in geometries]
+        return mmp.layout_by_placeholder(input_ids, self.spec.image_token_id, counts)
 
     @mmp.hookimpl
     def mm_positions(self, input_len: int, offsets: Sequence[tuple[int, int]], geometries: Sequence[Any]) -> mmp.MRope:
