@@ -126,6 +126,16 @@ class PaddleOcrVlFamily:
     def mm_plan_item(self, header: mmp.ImageHeader) -> mmp.ItemPlan:
         return mmp.ItemPlan(self.grid(header.width, header.height), self.target_size(header.width, header.height))
 
+    @mmp.hookimpl
+    def mm_model_kwargs(self, items: Sequence[mmp.OutputItem]) -> dict[str, np.ndarray]:
+        """``pixel_values`` ``[sum(gh*gw), 3*T, P, P]`` f32 and ``image_grid_thw`` ``[n, 3]`` i64."""
+        s = self.spec
+        shape = (3 * s.temporal_patch_size, s.patch_size, s.patch_size)
+        pixels = [it.feature.array for it in items] or [np.zeros((0, *shape), dtype=np.float32)]
+        grids = [it.aux["image_grid_thw"].array for it in items]
+        return {"pixel_values": np.concatenate(pixels, axis=0),
+                "image_grid_thw": np.stack(grids) if grids else np.zeros((0, 3), dtype=np.int64)}
+
 
 def _grid(geometry: Any) -> mmp.Grid:
     if not isinstance(geometry, mmp.Grid):
