@@ -53,3 +53,17 @@ def processor(spec: dict[str, Any], tok=None):
 
 def token_ids(tok, text: str) -> list[int]:
     return [int(i) for i in tok(text, add_special_tokens=False)["input_ids"]]
+
+
+def rope_fn(merge_size: int):
+    """``PaddleOCRVLModel.get_rope_index`` for a vision tower merging ``merge_size`` x
+    ``merge_size`` patches, called without building a model (needs torch)."""
+    import types
+
+    import transformers
+
+    model_cls = transformers.PaddleOCRVLModel
+    config = transformers.PaddleOCRVLConfig(vision_config={"spatial_merge_size": merge_size})
+    self = types.SimpleNamespace(config=config)
+    self.get_vision_position_ids = types.MethodType(model_cls.get_vision_position_ids, self)
+    return lambda **kw: model_cls.get_rope_index(self, **kw)
