@@ -41,9 +41,12 @@ def test_random_prompts_equal_get_rope_index(spec_name):
     rng = np.random.default_rng(7 if spec_name == "preset" else 8)
     for trial in range(10):
         names = [SIZES[int(i)] for i in rng.integers(0, len(SIZES), int(rng.integers(1, 5)))]
-        ids = [int(i) for i in rng.integers(3, 1000, int(rng.integers(0, 4)))]
+        def text(most: int) -> list[int]:
+            return [int(i) for i in rng.integers(3, 1000, int(rng.integers(0, most)))]
+
+        ids = text(4)
         for _ in names:
-            ids += [START, spec["image_token_id"], END] + [int(i) for i in rng.integers(3, 1000, int(rng.integers(0, 3)))]
+            ids += [START, spec["image_token_id"], END] + text(3)
         check(spec, names, ids)
 
 
