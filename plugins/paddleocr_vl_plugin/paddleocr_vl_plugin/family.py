@@ -33,11 +33,18 @@ ITEM_OPTIONS = {"min_pixels": "min_pixels", "max_pixels": "max_pixels"}
 def target_hw(height: int, width: int, factor: int, min_pixels: int, max_pixels: int) -> tuple[int, int]:
     """PaddleOCR-VL's ``smart_resize``: Qwen2-VL's, after a side shorter than ``factor`` is
     raised to it with the other scaled by the same ratio (Python's ``round``, half to even)."""
-    if height < factor:
-        width, height = round(width * factor / height), factor
-    if width < factor:
-        height, width = round(height * factor / width), factor
-    return kernels.smart_resize(height, width, factor, min_pixels, max_pixels)
+    h, w = height, width
+    if h < factor:
+        w, h = round(w * factor / h), factor
+    if w < factor:
+        h, w = round(h * factor / w), factor
+    if max(h, w) / min(h, w) > 200:
+        # The bound transformers applies, but on the raised sides, which the shared message
+        # of kernels.smart_resize would not show.
+        raised = f" is {w}x{h} once its short side is raised to {factor}" if (h, w) != (height, width) else ""
+        raise mmp.MediaError(f"paddleocr_vl: the {width}x{height} image{raised}; "
+                             f"absolute aspect ratio must be smaller than 200, got {max(h, w) / min(h, w)}")
+    return kernels.smart_resize(h, w, factor, min_pixels, max_pixels)
 
 
 class PaddleOcrVlFamily:
