@@ -7,12 +7,12 @@ document pages (A4 and letter, portrait, at several dpi, and one above max_pixel
 images below min_pixels, sides shorter than the 28-pixel factor (raised to it first),
 aspect ratios near the 200 bound once raised, a size already on the grid (no resize), and
 every Pillow mode that converts to RGB its own way (1, L, LA, P, P+tRNS, RGBA, CMYK),
-EXIF orientation, GIF and WebP.
+EXIF orientation, GIF and WebP; and two images refused (a ratio above 200, 16-bit grey).
 """
 
 from __future__ import annotations
 
-from mm_framework.testing.images import Maker, Makers, image_table
+from mm_framework.testing.images import Maker, Makers, grey16, image_table
 
 m = Makers()
 
@@ -46,6 +46,12 @@ IMAGES: dict[str, Maker] = {
     "anim_400x300.gif": m.gif(400, 300, 255, duration=100, loop=0, transparency=0),
     "lossy_640x480.webp": m.still(640, 480, "WEBP", quality=80),
     "rgba_lossless_600x300.webp": m.rgba(600, 300, "WEBP", lossless=True),
+    # Refused by both: a ratio of 300 (transformers' ValueError, our MediaError).
+    "ratio_1x300.png": m.still(1, 300, "PNG"),
+    # Refused by mm_framework only (transformers clamps 16-bit grey to 0..255).
+    "png16_gray_640x480.png": grey16(640, 480, 256),
 }
+# The images the reference processes (the live tests' matrix); the others are rejections.
+ACCEPTED = [n for n in IMAGES if n not in ("ratio_1x300.png", "png16_gray_640x480.png")]
 
 make = image_table("paddleocr_vl", IMAGES, salt="paddleocr_vl:")

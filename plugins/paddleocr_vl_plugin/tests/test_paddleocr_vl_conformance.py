@@ -45,7 +45,7 @@ class TestPaddleOcrVlSmallConformance(_PaddlePrompts):
 
 
 class TestPaddleOcrVlPresetConformance(_PaddlePrompts):
-    golden_dir = None
+    golden_dir = GOLDEN
 
     @pytest.fixture
     def family_spec(self):

@@ -32,7 +32,7 @@ SPECS = {
     "patch16_merge1_tps2": {**PRESET, "patch_size": 16, "merge_size": 1, "temporal_patch_size": 2,
                             "image_mean": [0.5, 0.5, 0.5], "image_std": [0.5, 0.5, 0.5]},
 }
-ALL = list(images.IMAGES)
+ALL = images.ACCEPTED
 # The preset takes every image; the other specs a few of each kind.
 FEW = ["page_letter_100dpi_850x1100.jpg", "photo_640x480.jpg", "tiny_27x5.png", "thin_tall_20x3000.png",
        "strip_1x150.png", "gray_L_800x1100.png", "rgba_640x480.png", "exif_rot6_1000x400.jpg"]
