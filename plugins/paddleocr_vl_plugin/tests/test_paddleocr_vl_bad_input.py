@@ -9,6 +9,7 @@ import pytest
 
 from . import paddleocr_vl_images as images
 import mm_framework as mmf
+from mm_framework.testing.images import encode
 from paddleocr_vl_plugin import PaddleOcrVlFamily
 
 PRESET = mmf.preset("paddleocr_vl")
@@ -19,9 +20,7 @@ PIPE = mmf.pipeline_from_spec(PRESET)
 def _png(w: int, h: int, mode: str = "RGB") -> bytes:
     from PIL import Image
 
-    buf = io.BytesIO()
-    Image.new(mode, (w, h)).save(buf, "PNG")
-    return buf.getvalue()
+    return encode(Image.new(mode, (w, h)), "PNG")
 
 
 def run(data, ids=None, pipe=PIPE):

@@ -49,9 +49,7 @@ def ours(spec, data):
     return pipe, pipe.process(mmf.MmInput(images=list(data), input_ids=ids))
 
 
-@pytest.mark.parametrize(("spec_name", "name"), CASES, ids=[f"{s}-{n}" for s, n in CASES])
-def test_pixel_values_and_grid_equal_the_reference(spec_name, name):
-    spec = SPECS[spec_name]
+def assert_item_equals_reference(spec, name):
     data = images.make(name)
     want = reference(spec, Image.open(io.BytesIO(data)))
     _, out = ours(spec, [data])
@@ -65,14 +63,26 @@ def test_pixel_values_and_grid_equal_the_reference(spec_name, name):
     assert [list(o) for o in out.offsets] == [[1, n]]
 
 
-def test_a_batch_of_pages_equals_the_reference():
-    names = ["page_a4_150dpi_1240x1754.png", "tiny_10x10.png", "page_a4_150dpi_1240x1754.png", "cmyk_640x480.jpg"]
+def assert_batch_equals_reference(spec, names):
+    """The processor groups images by shape and reorders them; the model kwargs keep request order."""
     data = [images.make(n) for n in names]
-    want = reference(PRESET, [Image.open(io.BytesIO(d)) for d in data])
-    pipe, out = ours(PRESET, data)
+    want = reference(spec, [Image.open(io.BytesIO(d)) for d in data])
+    pipe, out = ours(spec, data)
     kwargs = pipe.model_kwargs(out)
     assert kwargs["pixel_values"].tobytes() == want["pixel_values"].tobytes()
     assert kwargs["image_grid_thw"].tolist() == want["image_grid_thw"].tolist()
+
+
+BATCH = ["page_a4_150dpi_1240x1754.png", "tiny_10x10.png", "page_a4_150dpi_1240x1754.png", "cmyk_640x480.jpg"]
+
+
+@pytest.mark.parametrize(("spec_name", "name"), CASES, ids=[f"{s}-{n}" for s, n in CASES])
+def test_pixel_values_and_grid_equal_the_reference(spec_name, name):
+    assert_item_equals_reference(SPECS[spec_name], name)
+
+
+def test_a_batch_of_pages_equals_the_reference():
+    assert_batch_equals_reference(PRESET, BATCH)
 
 
 SIDES = [1, 2, 5, 13, 14, 27, 28, 29, 55, 56, 57, 100, 383, 384, 385, 999, 1536, 1537, 2480, 3508, 5000]
