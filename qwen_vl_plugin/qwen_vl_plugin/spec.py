@@ -15,7 +15,7 @@ from typing import Any
 import attrs
 
 from mm_framework import Limits
-from mm_framework.plugin import SpecFields
+from mm_framework.plugin import PatchGrid, SpecFields
 
 from .video_prompt import QWEN2_TIMESTAMPS, QWEN3_5_TIMESTAMPS
 from .video_spec import VIDEO_FIELDS, VideoSpec, check_pixels, parse_video
@@ -33,12 +33,6 @@ CLIP_MEAN = (0.48145466, 0.4578275, 0.40821073)
 CLIP_STD = (0.26862954, 0.26130258, 0.27577711)
 HALF = (0.5, 0.5, 0.5)
 
-# backend -> (mm_framework resize reference, normalize rounding). "pil" clones
-# transformers' Qwen2VLImageProcessorPil, "torchvision" its Qwen2VLImageProcessor.
-BACKENDS: dict[str, tuple[str, str]] = {
-    "pil": ("pil_bicubic", "pil"),
-    "torchvision": ("aten_u8", "fused"),
-}
 # "composite": transformers' convert_to_rgb for PIL.Image input; "drop": Pillow's convert("RGB")
 # (transformers' load_image, its chat path); "composite_rgba": qwen-vl-utils' to_rgb.
 ALPHA_MODES = ("composite", "drop", "composite_rgba")
@@ -105,7 +99,8 @@ def parse_spec(params: Mapping[str, Any]) -> QwenVlSpec:
         image_mean=f.floats("image_mean"),
         # transformers would divide by zero and emit inf/nan features; refuse instead.
         image_std=f.floats("image_std", nonzero=True),
-        backend=f.choice("backend", BACKENDS),
+        # "pil" clones transformers' Qwen2VLImageProcessorPil, "torchvision" its Qwen2VLImageProcessor.
+        backend=f.choice("backend", PatchGrid.BACKENDS),
         alpha=f.choice("alpha", ALPHA_MODES),
         exif_transpose=f.boolean("exif_transpose"),
         video=parse_video(f, params, image_token_id),

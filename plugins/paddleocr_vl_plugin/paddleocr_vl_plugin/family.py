@@ -1,8 +1,9 @@
 """The ``paddleocr_vl`` family processor: one still image in, transformers 5.24's tensors out.
 
-Per item: decode -> PaddleOCR-VL's ``smart_resize`` (:func:`target_hw`) -> uint8 resize
-(skipped when the size is already right: transformers' copy has the same bytes) ->
-rescale + normalize + patchify in one pass. Unlike Qwen2-VL, the patches are not grouped
+Per item, through :class:`mmp.PatchGrid` (the still-image path it shares with qwen_vl):
+decode -> PaddleOCR-VL's ``smart_resize`` (:func:`target_hw`) -> uint8 resize (skipped
+when the size is already right: transformers' copy has the same bytes) -> rescale +
+normalize + patchify in one pass. Unlike Qwen2-VL, the patches are not grouped
 by merge window: ``pixel_values`` is float32 ``[gh * gw, 3 * temporal_patch_size, P, P]``
 with the patches in raster order, which is the kernels' merged-block patchify with a merge
 of 1. Positions are Qwen2-VL's image-only M-RoPE (``mmp.mrope.image_only``), which equals
@@ -19,9 +20,7 @@ import numpy as np
 from mm_framework import kernels
 from mm_framework import plugin as mmp
 
-from .spec import BACKENDS, parse_spec
-
-_NORMS = {"pil": kernels.channel_norm_pil, "fused": kernels.channel_norm_fused}
+from .spec import parse_spec
 # The tokenizer's image token (PaddleOCRVLProcessor's image_token); the chat template wraps
 # it in <|IMAGE_START|> ... <|IMAGE_END|>, which the prompt already holds.
 IMAGE_TOKEN = "<|IMAGE_PLACEHOLDER|>"
@@ -51,30 +50,12 @@ class PaddleOcrVlFamily:
     """The per-pipeline family object; immutable after construction, so thread-safe."""
 
     def __init__(self, params: Mapping[str, Any]) -> None:
-        self.spec = parse_spec(params)
-        resample, rounding = BACKENDS[self.spec.backend]
-        self._resample = resample
-        self._norm = _NORMS[rounding](self.spec.image_mean, self.spec.image_std)
-        # The decoder lends its Pillow image when the resize runs through Pillow.
-        self._decode_options = mmp.DecodeOptions(
-            alpha=self.spec.alpha, exif_transpose=self.spec.exif_transpose,
-            keep_source=kernels.resize_wants_source(resample),
+        self.spec = s = parse_spec(params)
+        self.images = mmp.PatchGrid(
+            "paddleocr_vl", patch_size=s.patch_size, merge_size=s.merge_size, min_pixels=s.min_pixels,
+            max_pixels=s.max_pixels, image_mean=s.image_mean, image_std=s.image_std, backend=s.backend,
+            alpha=s.alpha, exif_transpose=s.exif_transpose, sizing=target_hw,
         )
-
-    def target_size(self, width: int, height: int) -> tuple[int, int]:
-        """``(width, height)`` the image is resized to; ``MediaError`` when rejected."""
-        s = self.spec
-        th, tw = target_hw(height, width, s.factor, s.min_pixels, s.max_pixels)
-        return tw, th
-
-    def grid(self, width: int, height: int) -> mmp.Grid:
-        tw, th = self.target_size(width, height)
-        return mmp.Grid(1, th // self.spec.patch_size, tw // self.spec.patch_size)
-
-    def tokens(self, grid: mmp.Grid) -> int:
-        return grid.h * grid.w // (self.spec.merge_size**2)
-
-    # -- hooks --------------------------------------------------------------------
 
     @mmp.hookimpl
     def mm_capabilities(self) -> mmp.Capabilities:
@@ -86,7 +67,7 @@ class PaddleOcrVlFamily:
 
     @mmp.hookimpl
     def mm_decode_options(self) -> mmp.DecodeOptions:
-        return self._decode_options
+        return self.images.decode_options
 
     @mmp.hookimpl
     def mm_process_item(self, media: mmp.DecodedImage) -> mmp.ProcessedItem:
@@ -95,43 +76,33 @@ class PaddleOcrVlFamily:
     @mmp.hookimpl
     def mm_stored_pixels(self, media: mmp.DecodedImage) -> np.ndarray:
         # Taken (and so released after the resize) even when no resize needs it.
-        rgb, source = media.rgb, mmp.take_source(media)
-        h, w = rgb.shape[:2]
-        tw, th = self.target_size(w, h)
-        if (th, tw) == (h, w):
-            return rgb
-        return kernels.resize_rgb(rgb, tw, th, self._resample, source=source)
+        return self.images.resized(media.rgb, mmp.take_source(media))
 
     @mmp.hookimpl
     def mm_features_from_pixels(self, pixels: np.ndarray) -> mmp.ProcessedItem:
         """The patches of the resized image ``pixels`` (what ``mm_stored_pixels`` gave)."""
         s = self.spec
-        rgb = kernels.check_rgb(pixels, "stored pixels", error=mmp.InvalidInputError)
-        h, w = rgb.shape[:2]
-        if h % s.factor or w % s.factor:
-            raise mmp.InvalidInputError(
-                f"paddleocr_vl: stored pixels {w}x{h} are not multiples of the factor {s.factor}")
-        gh, gw = h // s.patch_size, w // s.patch_size
-        flat = kernels.patchify_merged_blocks(rgb, s.patch_size, 1, s.temporal_patch_size, self._norm)
-        feature = flat.reshape(gh * gw, 3 * s.temporal_patch_size, s.patch_size, s.patch_size)
+        rgb, grid = self.images.stored(pixels)
+        flat = kernels.patchify_merged_blocks(rgb, s.patch_size, 1, s.temporal_patch_size, self.images.norm)
+        feature = flat.reshape(grid.h * grid.w, 3 * s.temporal_patch_size, s.patch_size, s.patch_size)
         return mmp.ProcessedItem(
-            feature=mmp.Tensor(feature, "f32"), aux={"image_grid_thw": mmp.Tensor.i64([1, gh, gw])},
-            geometry=mmp.Grid(1, gh, gw), size=(w, h),
+            feature=mmp.Tensor(feature, "f32"), aux={"image_grid_thw": mmp.Tensor.i64([1, grid.h, grid.w])},
+            geometry=grid, size=(rgb.shape[1], rgb.shape[0]),
         )
 
     @mmp.hookimpl
     def mm_layout(self, input_ids: np.ndarray, geometries: Sequence[Any]) -> mmp.TokenLayout:
-        counts = [self.tokens(_grid(g)) for g in geometries]
+        counts = [self.images.tokens(self.images.as_grid(g)) for g in geometries]
         return mmp.layout_by_placeholder(input_ids, self.spec.image_token_id, counts)
 
     @mmp.hookimpl
     def mm_positions(self, input_len: int, offsets: Sequence[tuple[int, int]], geometries: Sequence[Any]) -> mmp.MRope:
-        items = sorted(((s, e, _grid(g)) for (s, e), g in zip(offsets, geometries)), key=lambda it: it[0])
-        return mmp.mrope.image_only(input_len, items, self.spec.merge_size)
+        return self.images.positions(input_len, offsets, geometries)
 
     @mmp.hookimpl
     def mm_plan_item(self, header: mmp.ImageHeader) -> mmp.ItemPlan:
-        return mmp.ItemPlan(self.grid(header.width, header.height), self.target_size(header.width, header.height))
+        images = self.images
+        return mmp.ItemPlan(images.grid(header.width, header.height), images.target_size(header.width, header.height))
 
     @mmp.hookimpl
     def mm_model_kwargs(self, items: Sequence[mmp.OutputItem]) -> dict[str, np.ndarray]:
@@ -142,9 +113,3 @@ class PaddleOcrVlFamily:
         grids = [it.aux["image_grid_thw"].array for it in items]
         return {"pixel_values": np.concatenate(pixels, axis=0),
                 "image_grid_thw": np.stack(grids) if grids else np.zeros((0, 3), dtype=np.int64)}
-
-
-def _grid(geometry: Any) -> mmp.Grid:
-    if not isinstance(geometry, mmp.Grid):
-        raise mmp.InternalError(f"paddleocr_vl: expected a Grid geometry, got {type(geometry).__name__}")
-    return geometry

@@ -26,10 +26,6 @@ MAX_ID = 2**31 - 1
 # OPENAI_CLIP_MEAN / OPENAI_CLIP_STD, PaddleOCRVLImageProcessor's statistics.
 CLIP_MEAN = (0.48145466, 0.4578275, 0.40821073)
 CLIP_STD = (0.26862954, 0.26130258, 0.27577711)
-# backend -> (mm_framework resizer, rescale + normalize arithmetic). "pil" clones
-# PaddleOCRVLImageProcessorPil (Pillow's bicubic, f64 rescale then normalize), "torchvision"
-# PaddleOCRVLImageProcessor (ATen's uint8 antialiased bicubic, the fused f32 normalize).
-BACKENDS: dict[str, tuple[str, str]] = {"pil": ("pil_bicubic", "pil"), "torchvision": ("aten_u8", "fused")}
 # "composite": transformers' convert_to_rgb of a PIL image (alpha over white); "drop":
 # Pillow's convert("RGB") (transformers' load_image of a path or URL).
 ALPHA_MODES = ("composite", "drop")
@@ -83,7 +79,8 @@ def parse_spec(params: Mapping[str, Any]) -> PaddleOcrVlSpec:
         image_mean=f.floats("image_mean"),
         # transformers would divide by zero and emit inf/nan features; refuse instead.
         image_std=f.floats("image_std", nonzero=True),
-        backend=f.choice("backend", BACKENDS),
+        # "pil" clones PaddleOCRVLImageProcessorPil, "torchvision" PaddleOCRVLImageProcessor.
+        backend=f.choice("backend", mmp.PatchGrid.BACKENDS),
         alpha=f.choice("alpha", ALPHA_MODES),
         exif_transpose=f.boolean("exif_transpose"),
     )
