@@ -1,7 +1,8 @@
 """The family toolkit: what a family plugin imports (``from mm_framework import plugin as mmp``).
 
 A family may rely on every name here keeping its meaning: ``hookimpl`` marks its hook
-methods (the hook contracts are the docstrings of :mod:`mm_framework.hookspecs`); the
+methods (the hook contracts are the docstrings of :mod:`mm_framework.hookspecs`) and
+``discovery_hooks`` writes a distribution's three discovery hooks; the
 carriers are the frozen values hooks take and return; the layout values describe how a
 prompt expands; ``SpecFields`` parses and validates its spec; ``ConfigKeys`` consumes every
 key of a transformers config file its HF-config resolver reads; ``Modality`` and
@@ -21,6 +22,7 @@ from .carriers import (
     ItemPlan, MRope, OutputItem, ProcessedItem, Rope1D, Tensor, Tiles,
 )
 from .config_keys import ConfigKeys
+from .distribution_hooks import discovery_hooks
 from .errors import (
     FetchError, InternalError, InvalidInputError, LayoutError, LimitExceededError, MediaError, MmError, SettingError,
     SpecError, UnsupportedError,
@@ -40,7 +42,7 @@ from . import mrope_positions as mrope
 from . import whisper_audio as whisper
 
 __all__ = [
-    "hookimpl",
+    "hookimpl", "discovery_hooks",
     # carriers
     "Capabilities", "ClipHeader", "DecodeOptions", "DecodedImage", "Grid", "ImageHeader", "ItemOutputs", "ItemPlan",
     "MRope",
