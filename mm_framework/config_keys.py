@@ -54,6 +54,18 @@ class ConfigKeys:
             if key not in known:
                 raise self.error(key, unsupported(key) if unsupported else f"is not supported by the {family} family")
 
+    @classmethod
+    def preprocessor(cls, doc: Any, family: str, known: Iterable[str], *, pinned: Mapping[str, Any],
+                     names: Mapping[str, Collection[str]], unsupported: Callable[[str], str] | None = None
+                     ) -> ConfigKeys:
+        """``preprocessor_config.json`` read as most resolvers start: every key known, each of
+        ``pinned`` holding its value (:meth:`pinned`), each class-name key of ``names`` naming
+        one of its classes or ``null`` (:meth:`one_of`)."""
+        keys = cls("preprocessor_config.json", doc, family, known, unsupported=unsupported)
+        keys.pinned(pinned)
+        keys.one_of(names, nullable=True)
+        return keys
+
     @staticmethod
     def section(doc: Any, where: str) -> Mapping[str, Any]:
         """A nested object of a config file (``config.json``'s ``vision_config``, say): ``{}``

@@ -79,10 +79,11 @@ def resolve(
         if doc is not None and not isinstance(doc, Mapping):
             raise SpecError(f"{name}: expected an object, got {type(doc).__name__}")
     own_video = video_preprocessor_config is not None
-    keys = ConfigKeys("preprocessor_config.json", preprocessor_config, "qwen_vl",
-                      IMAGE_KEYS if own_video else IMAGE_KEYS | VIDEO_ONLY, unsupported=_unsupported)
-    keys.pinned(PINNED)
-    keys.one_of({"image_processor_type": IMAGE_PROCESSOR_TYPES, "processor_class": PROCESSOR_CLASSES}, nullable=True)
+    keys = ConfigKeys.preprocessor(
+        preprocessor_config, "qwen_vl", IMAGE_KEYS if own_video else IMAGE_KEYS | VIDEO_ONLY, pinned=PINNED,
+        names={"image_processor_type": IMAGE_PROCESSOR_TYPES, "processor_class": PROCESSOR_CLASSES},
+        unsupported=_unsupported,
+    )
     pp = keys.values
     min_pixels, max_pixels = ConfigKeys.qwen2_pixels(pp, CLASS_DEFAULTS["size"], keys.error)
     fields = {

@@ -42,9 +42,7 @@ def resolve(config: Mapping[str, Any], preprocessor_config: Mapping[str, Any]) -
     """The spec dict for a PaddleOCR-VL model, or ``None`` when the model is not one."""
     if not isinstance(config, Mapping) or config.get("model_type") not in MODEL_TYPES:
         return None
-    keys = mmp.ConfigKeys("preprocessor_config.json", preprocessor_config, FAMILY, KNOWN)
-    keys.pinned(PINNED)
-    keys.one_of(CLASS_NAMES, nullable=True)
+    keys = mmp.ConfigKeys.preprocessor(preprocessor_config, FAMILY, KNOWN, pinned=PINNED, names=CLASS_NAMES)
     pp = keys.values
     min_pixels, max_pixels = mmp.ConfigKeys.qwen2_pixels(pp, CLASS_DEFAULTS["size"], keys.error)
     fields = {
