@@ -46,7 +46,7 @@ import standalone  # noqa: E402
 standalone.use_light_modules()
 import paddleocr_vl_reference as ref  # noqa: E402
 from mm_framework.testing.records import (  # noqa: E402
-    content_hash, digest, divergence, ids_doc, library_versions, reference_request, tensor_doc, write_case,
+    content_hash, digest, divergence, file_case, ids_doc, library_versions, reference_request, tensor_doc,
 )
 
 # The preset (paddleocr_vl_plugin/spec.py), restated here because the generator runs without
@@ -224,15 +224,8 @@ def main(argv: list[str] | None = None) -> int:
                     "positions": "PaddleOCRVLModel.get_rope_index", "entry": entry, "prompt_text": text,
                     "image_maker": "paddleocr_vl_images", "tokenizer": "paddleocr_vl_reference.tokenizer()", **vers,
                 }
-                rejection = expected_error(case)
-                if rejection:
-                    case["expected_error"] = rejection
-                    case.pop("expected", None)
-                write_case(os.path.join(args.rejections if rejection else args.out, name), case)
+                print(file_case(case, expected_error(case), args.out, args.rejections), flush=True)
                 written += 1
-                ids = case.get("expected", {}).get("input_ids")
-                print(f"{name}: {'rejected' if rejection else len(ids) if isinstance(ids, list) else ids['length']}",
-                      flush=True)
     print(f"wrote {written} case(s)")
     return 0
 
