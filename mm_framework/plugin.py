@@ -8,7 +8,8 @@ prompt expands; ``SpecFields`` parses and validates its spec; ``ConfigKeys`` con
 key of a transformers config file its HF-config resolver reads; ``Modality`` and
 ``ItemContext`` are what a new modality registers; the decode helpers decode images and
 clips as the built-in modalities do; the error classes are what a hook raises to reject an
-item; ``PatchGrid`` is the still-image path of Qwen2-VL-style families and ``mrope`` the
+item; ``PatchGrid`` is the still-image path of Qwen2-VL-style families (``PatchGridSpec``
+its spec fields) and ``mrope`` the
 M-RoPE positions of their image-only prompts; ``whisper`` holds the audio items of
 families whose audio tower is Whisper's encoder.
 Together with :mod:`mm_framework.kernels` and :mod:`mm_framework.testing` this is all
@@ -36,7 +37,7 @@ from .media.decode import decode_rgb, take_source
 from .media.video import VideoClip, decode_clip
 from .media.video_frames import clip_from_frames, select_frames
 from .modality import ItemContext, Modality
-from .patch_grid import PatchGrid
+from .patch_grid import PatchGrid, PatchGridSpec
 from .spec_fields import SpecFields
 from . import mrope_positions as mrope
 from . import whisper_audio as whisper
@@ -50,7 +51,7 @@ __all__ = [
     # layout
     "ExpandedPrompt", "Explicit", "Media", "Repeat", "Text", "TokenLayout", "apply_layout", "layout_by_placeholder",
     "layout_by_placeholders",
-    "SpecFields", "ConfigKeys", "ItemContext", "Modality", "PatchGrid",
+    "SpecFields", "ConfigKeys", "ItemContext", "Modality", "PatchGrid", "PatchGridSpec",
     "AudioHeader", "DecodedAudio",
     "mrope", "whisper",
     # decode helpers

@@ -9,8 +9,10 @@ import pytest
 
 from mm_framework import plugin as mmp
 
-GRID = mmp.PatchGrid("toy", patch_size=14, merge_size=2, min_pixels=784, max_pixels=28 * 28 * 16,
-                     image_mean=(0.5,) * 3, image_std=(0.5,) * 3, backend="pil", alpha="drop", exif_transpose=True)
+SPEC = mmp.PatchGridSpec(image_token_id=9, patch_size=14, merge_size=2, temporal_patch_size=1, min_pixels=784,
+                         max_pixels=28 * 28 * 16, image_mean=(0.5,) * 3, image_std=(0.5,) * 3, alpha="drop",
+                         exif_transpose=True)
+GRID = mmp.PatchGrid("toy", SPEC)
 
 
 def test_patch_grid_sizes_counts_and_decode_options():
@@ -19,6 +21,19 @@ def test_patch_grid_sizes_counts_and_decode_options():
     assert GRID.decode_options == mmp.DecodeOptions(alpha="drop", exif_transpose=True, keep_source=True)
     rgb = np.zeros((28, 56, 3), np.uint8)
     assert GRID.resized(rgb) is rgb
+
+
+def test_patch_grid_spec_reads_and_writes_the_image_fields():
+    params = {**SPEC.image_fields(), "alpha": "composite"}
+    f = mmp.SpecFields("toy", params, required=mmp.PatchGridSpec.REQUIRED, defaults=mmp.PatchGridSpec.DEFAULTS)
+    fields = mmp.PatchGridSpec.read(f, max_image_pixels=10**6, alpha_modes=("composite",), max_temporal=1)
+    assert mmp.PatchGridSpec(**fields).image_fields() == params
+    for name, value, match in [("temporal_patch_size", 2, "must be <= 1"), ("backend", "cuda", "must be one of"),
+                               ("alpha", "drop", "must be one of"), ("min_pixels", 10**6 + 1, "must be <= 1000000")]:
+        bad = mmp.SpecFields("toy", {**params, name: value}, required=mmp.PatchGridSpec.REQUIRED,
+                             defaults=mmp.PatchGridSpec.DEFAULTS)
+        with pytest.raises(mmp.SpecError, match=f"toy spec: field '{name}' {match}"):
+            mmp.PatchGridSpec.read(bad, max_image_pixels=10**6, alpha_modes=("composite",), max_temporal=1)
 
 
 def test_patch_grid_refusals_name_the_family():

@@ -48,12 +48,8 @@ class QwenVlFamily:
     """The per-pipeline family object; immutable after construction, so thread-safe."""
 
     def __init__(self, params: Mapping[str, Any]) -> None:
-        self.spec = s = parse_spec(params)
-        self.images = mmp.PatchGrid(
-            "qwen_vl", patch_size=s.patch_size, merge_size=s.merge_size, min_pixels=s.min_pixels,
-            max_pixels=s.max_pixels, image_mean=s.image_mean, image_std=s.image_std, backend=s.backend,
-            alpha=s.alpha, exif_transpose=s.exif_transpose,
-        )
+        self.spec = parse_spec(params)
+        self.images = mmp.PatchGrid("qwen_vl", self.spec)
         self.video = None if self.spec.video is None else QwenVideo(self.spec)
 
     # -- geometry -----------------------------------------------------------------

@@ -15,7 +15,7 @@ from typing import Any
 import attrs
 
 from mm_framework import Limits
-from mm_framework.plugin import PatchGrid, SpecFields
+from mm_framework.plugin import PatchGridSpec, SpecFields
 
 from .video_prompt import QWEN2_TIMESTAMPS, QWEN3_5_TIMESTAMPS
 from .video_spec import VIDEO_FIELDS, VideoSpec, check_pixels, parse_video
@@ -37,76 +37,33 @@ HALF = (0.5, 0.5, 0.5)
 # (transformers' load_image, its chat path); "composite_rgba": qwen-vl-utils' to_rgb.
 ALPHA_MODES = ("composite", "drop", "composite_rgba")
 
-REQUIRED = (
-    "image_token_id",
-    "patch_size",
-    "merge_size",
-    "temporal_patch_size",
-    "min_pixels",
-    "max_pixels",
-    "image_mean",
-    "image_std",
-)
-DEFAULTS: dict[str, Any] = {"backend": "pil", "alpha": "composite", "exif_transpose": False,
-                            **dict.fromkeys(VIDEO_FIELDS), **dict.fromkeys(VISION_INFO_FIELDS)}
+REQUIRED = PatchGridSpec.REQUIRED
+DEFAULTS: dict[str, Any] = {**PatchGridSpec.DEFAULTS, **dict.fromkeys(VIDEO_FIELDS),
+                            **dict.fromkeys(VISION_INFO_FIELDS)}
 
 
 @attrs.frozen
-class QwenVlSpec:
-    """A validated ``qwen_vl`` spec. Build it with :func:`parse_spec`."""
+class QwenVlSpec(PatchGridSpec):
+    """A validated ``qwen_vl`` spec: the image fields of every Qwen2-VL-style family, the
+    optional video and qwen-vl-utils groups. Build it with :func:`parse_spec`."""
 
-    image_token_id: int
-    patch_size: int
-    merge_size: int
-    temporal_patch_size: int
-    min_pixels: int
-    max_pixels: int
-    image_mean: tuple[float, float, float]
-    image_std: tuple[float, float, float]
-    backend: str = "pil"
-    alpha: str = "composite"
-    exif_transpose: bool = False
     video: VideoSpec | None = None
     vision_info: VisionInfo | None = None
 
-    @property
-    def factor(self) -> int:
-        """Side multiple of the resized image: one merged block of patches."""
-        return self.patch_size * self.merge_size
-
     def to_dict(self) -> dict[str, Any]:
         """The complete spec, ``"family"`` included, as JSON-ready values."""
-        d = attrs.asdict(self, recurse=False)
-        d["image_mean"] = list(self.image_mean)
-        d["image_std"] = list(self.image_std)
-        video, vision_info = d.pop("video"), d.pop("vision_info")
-        return {"family": FAMILY, **d, **({} if video is None else video.to_dict()),
+        video, vision_info = self.video, self.vision_info
+        return {"family": FAMILY, **self.image_fields(), **({} if video is None else video.to_dict()),
                 **({} if vision_info is None else vision_info.to_dict())}
 
 
 def parse_spec(params: Mapping[str, Any]) -> QwenVlSpec:
-    """Validate the spec fields (without ``"family"``) into a :class:`QwenVlSpec`."""
+    """Validate the spec fields (without ``"family"``) into a :class:`QwenVlSpec`. ``backend``
+    "pil" clones transformers' Qwen2VLImageProcessorPil, "torchvision" its Qwen2VLImageProcessor;
+    the rules between fields: docs/families/qwen_vl.md, "Spec rules"."""
     f = SpecFields(FAMILY, params, required=REQUIRED, defaults=DEFAULTS)
-    image_token_id = f.integer("image_token_id", minimum=0)
-    spec = QwenVlSpec(
-        image_token_id=image_token_id,
-        patch_size=f.integer("patch_size", minimum=1),
-        merge_size=f.integer("merge_size", minimum=1),
-        temporal_patch_size=f.integer("temporal_patch_size", minimum=1),
-        # transformers refuses a zero (falsy) shortest_edge/longest_edge at call time.
-        min_pixels=f.integer("min_pixels", minimum=1, maximum=MAX_IMAGE_PIXELS),
-        max_pixels=f.integer("max_pixels", minimum=1),
-        image_mean=f.floats("image_mean"),
-        # transformers would divide by zero and emit inf/nan features; refuse instead.
-        image_std=f.floats("image_std", nonzero=True),
-        # "pil" clones transformers' Qwen2VLImageProcessorPil, "torchvision" its Qwen2VLImageProcessor.
-        backend=f.choice("backend", PatchGrid.BACKENDS),
-        alpha=f.choice("alpha", ALPHA_MODES),
-        exif_transpose=f.boolean("exif_transpose"),
-        video=parse_video(f, params, image_token_id),
-    )
-    # docs/families/qwen_vl.md, "Spec rules".
-    f.smart_resize_bounds(spec.factor, spec.min_pixels, spec.max_pixels, MAX_IMAGE_PIXELS)
+    image = PatchGridSpec.read(f, max_image_pixels=MAX_IMAGE_PIXELS, alpha_modes=ALPHA_MODES)
+    spec = QwenVlSpec(**image, video=parse_video(f, params, image["image_token_id"]))
     spec = attrs.evolve(spec, vision_info=parse_vision_info(f, params, spec.factor, MAX_IMAGE_PIXELS))
     if spec.video is not None:
         check_pixels(f, spec.video, spec.factor)

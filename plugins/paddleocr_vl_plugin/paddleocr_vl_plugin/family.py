@@ -50,12 +50,8 @@ class PaddleOcrVlFamily:
     """The per-pipeline family object; immutable after construction, so thread-safe."""
 
     def __init__(self, params: Mapping[str, Any]) -> None:
-        self.spec = s = parse_spec(params)
-        self.images = mmp.PatchGrid(
-            "paddleocr_vl", patch_size=s.patch_size, merge_size=s.merge_size, min_pixels=s.min_pixels,
-            max_pixels=s.max_pixels, image_mean=s.image_mean, image_std=s.image_std, backend=s.backend,
-            alpha=s.alpha, exif_transpose=s.exif_transpose, sizing=target_hw,
-        )
+        self.spec = parse_spec(params)
+        self.images = mmp.PatchGrid("paddleocr_vl", self.spec, target_hw)
 
     @mmp.hookimpl
     def mm_capabilities(self) -> mmp.Capabilities:
