@@ -21,6 +21,7 @@ from mm_framework import kernels
 from mm_framework import plugin as mmp
 
 from .spec import parse_spec
+
 # The tokenizer's image token (PaddleOCRVLProcessor's image_token); the chat template wraps
 # it in <|IMAGE_START|> ... <|IMAGE_END|>, which the prompt already holds.
 IMAGE_TOKEN = "<|IMAGE_PLACEHOLDER|>"
