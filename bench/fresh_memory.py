@@ -56,9 +56,9 @@ def main() -> None:
     inp = mmf.MmInput(images=[data], input_ids=[151655])
     print(f"kernels {kernel_mode()}; malloc env: "
           f"{ {k: v for k, v in os.environ.items() if k.startswith('MALLOC_')} or 'glibc defaults'}")
-    reused = median_ms(lambda: patchify_merged_blocks(resized, 14, 2, 2, fam._norm, out=out))
+    reused = median_ms(lambda: patchify_merged_blocks(resized, 14, 2, 2, fam.images.norm, out=out))
     print(f"patchify into reused memory      {reused:6.2f} ms")
-    fresh = median_ms(lambda: kept.append(patchify_merged_blocks(resized, 14, 2, 2, fam._norm)), 10)
+    fresh = median_ms(lambda: kept.append(patchify_merged_blocks(resized, 14, 2, 2, fam.images.norm)), 10)
     print(f"patchify into fresh memory       {fresh:6.2f} ms")
     kept.clear()
     print(f"first touch of 23 MB (np.ones)   {median_ms(lambda: kept.append(np.ones(shape, np.float32)), 10):6.2f} ms")

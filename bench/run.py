@@ -328,7 +328,7 @@ def stages_qwen(preset: str, input_name: str, passes: int, min_time: float) -> d
             lambda: resize_rgb(media.rgb, tw, th, "pil_bicubic", source=im)),
         "decode with lent source + take_source": Contender(lambda: take_source(decode_rgb(data, keep_source=True))),
         "patchify_merged_blocks": Contender(
-            lambda: patchify_merged_blocks(resized, s.patch_size, s.merge_size, s.temporal_patch_size, fam._norm)
+            lambda: patchify_merged_blocks(resized, s.patch_size, s.merge_size, s.temporal_patch_size, fam.images.norm)
         ),
         "process_item (resize + patchify)": Contender(lambda: fam.mm_process_item(media)),
         "mm_decode + mm_process_item (lent source)": Contender(lambda: fam.mm_process_item(fam.mm_decode(data, opts))),

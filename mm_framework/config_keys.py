@@ -54,6 +54,18 @@ class ConfigKeys:
             if key not in known:
                 raise self.error(key, unsupported(key) if unsupported else f"is not supported by the {family} family")
 
+    @classmethod
+    def preprocessor(cls, doc: Any, family: str, known: Iterable[str], *, pinned: Mapping[str, Any],
+                     names: Mapping[str, Collection[str]], unsupported: Callable[[str], str] | None = None
+                     ) -> ConfigKeys:
+        """``preprocessor_config.json`` read as most resolvers start: every key known, each of
+        ``pinned`` holding its value (:meth:`pinned`), each class-name key of ``names`` naming
+        one of its classes or ``null`` (:meth:`one_of`)."""
+        keys = cls("preprocessor_config.json", doc, family, known, unsupported=unsupported)
+        keys.pinned(pinned)
+        keys.one_of(names, nullable=True)
+        return keys
+
     @staticmethod
     def section(doc: Any, where: str) -> Mapping[str, Any]:
         """A nested object of a config file (``config.json``'s ``vision_config``, say): ``{}``
@@ -64,6 +76,27 @@ class ConfigKeys:
         if not isinstance(doc, Mapping):
             raise SpecError(f"{where} must be an object, got {doc!r}")
         return doc
+
+    @staticmethod
+    def qwen2_pixels(doc: Mapping[str, Any], default_size: Mapping[str, Any],
+                     error: Callable[[str, str], SpecError]) -> tuple[Any, Any]:
+        """``(min_pixels, max_pixels)`` the way the ``__init__`` of transformers' Qwen2-VL-style
+        image processors (Qwen2-VL, PaddleOCR-VL, and the video processors built on them)
+        derives them from a config ``doc``: ``size`` (else ``default_size``), overridden by
+        non-null top-level ``min_pixels`` / ``max_pixels``, which also drop the size dict's
+        legacy keys. ``error(key, message)`` is the caller's typed error (:meth:`error`)."""
+        size = doc.get("size")
+        size = default_size if size is None else size
+        if not isinstance(size, Mapping):
+            raise error("size", f"must be an object, got {size!r}")
+        size = dict(size)
+        for key, edge in (("min_pixels", "shortest_edge"), ("max_pixels", "longest_edge")):
+            if doc.get(key) is not None:
+                size[edge] = doc[key]
+                size.pop(key, None)
+        if set(size) != {"shortest_edge", "longest_edge"}:
+            raise error("size", f"must resolve to exactly shortest_edge and longest_edge, got {sorted(size)}")
+        return size["shortest_edge"], size["longest_edge"]
 
     def error(self, key: str, message: str) -> SpecError:
         """The typed error of ``key`` in this file: ``"<file>: '<key>' <message>"``."""

@@ -1,13 +1,17 @@
 """The family toolkit: what a family plugin imports (``from mm_framework import plugin as mmp``).
 
 A family may rely on every name here keeping its meaning: ``hookimpl`` marks its hook
-methods (the hook contracts are the docstrings of :mod:`mm_framework.hookspecs`); the
+methods (the hook contracts are the docstrings of :mod:`mm_framework.hookspecs`) and
+``discovery_hooks`` writes a distribution's three discovery hooks; the
 carriers are the frozen values hooks take and return; the layout values describe how a
 prompt expands; ``SpecFields`` parses and validates its spec; ``ConfigKeys`` consumes every
 key of a transformers config file its HF-config resolver reads; ``Modality`` and
 ``ItemContext`` are what a new modality registers; the decode helpers decode images and
 clips as the built-in modalities do; the error classes are what a hook raises to reject an
-item; ``whisper`` holds the audio items of families whose audio tower is Whisper's encoder.
+item; ``PatchGrid`` is the still-image path of Qwen2-VL-style families (``PatchGridSpec``
+its spec fields) and ``mrope`` the
+M-RoPE positions of their image-only prompts; ``whisper`` holds the audio items of
+families whose audio tower is Whisper's encoder.
 Together with :mod:`mm_framework.kernels` and :mod:`mm_framework.testing` this is all
 a family needs; the engine API (:mod:`mm_framework`) is for serving code and tests.
 """
@@ -19,6 +23,7 @@ from .carriers import (
     ItemPlan, MRope, OutputItem, PixelNorm, ProcessedItem, Rope1D, Tensor, Tiles,
 )
 from .config_keys import ConfigKeys
+from .distribution_hooks import discovery_hooks
 from .errors import (
     FetchError, InternalError, InvalidInputError, LayoutError, LimitExceededError, MediaError, MmError, SettingError,
     SpecError, UnsupportedError,
@@ -32,11 +37,13 @@ from .media.decode import decode_rgb, take_source
 from .media.video import VideoClip, decode_clip
 from .media.video_frames import clip_from_frames, select_frames
 from .modality import ItemContext, Modality
+from .patch_grid import PatchGrid, PatchGridSpec
 from .spec_fields import SpecFields
+from . import mrope_positions as mrope
 from . import whisper_audio as whisper
 
 __all__ = [
-    "hookimpl",
+    "hookimpl", "discovery_hooks",
     # carriers
     "Capabilities", "ClipHeader", "DecodeOptions", "DecodedImage", "Grid", "ImageHeader", "ItemOutputs", "ItemPlan",
     "MRope",
@@ -44,9 +51,9 @@ __all__ = [
     # layout
     "ExpandedPrompt", "Explicit", "Media", "Repeat", "Text", "TokenLayout", "apply_layout", "layout_by_placeholder",
     "layout_by_placeholders",
-    "SpecFields", "ConfigKeys", "ItemContext", "Modality",
+    "SpecFields", "ConfigKeys", "ItemContext", "Modality", "PatchGrid", "PatchGridSpec",
     "AudioHeader", "DecodedAudio",
-    "whisper",
+    "mrope", "whisper",
     # decode helpers
     "clip_from_frames", "decode_clip", "decode_rgb", "select_frames", "take_source",
     # errors

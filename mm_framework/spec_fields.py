@@ -170,4 +170,28 @@ class SpecFields:
         return value
 
 
+    def smart_resize_bounds(self, factor: int, min_pixels: int, max_pixels: int, limit: int) -> None:
+        """The rules between ``merge_size`` (times ``patch_size``: ``factor``), ``min_pixels`` and
+        ``max_pixels`` of a Qwen2-VL-style ``smart_resize`` (it checks none of them and silently
+        breaks one bound or the other); ``limit`` is the most pixels any image may be scaled to."""
+        block = factor**2
+        if block > limit:
+            raise self.error(
+                "merge_size",
+                f"times patch_size is {factor}: one merged {factor}x{factor} block, the smallest image "
+                f"smart_resize makes, exceeds the {limit} pixels the core decodes by default",
+            )
+        if max_pixels < block:
+            raise self.error(
+                "max_pixels",
+                f"must be at least (patch_size * merge_size)**2 = {block}: smart_resize never makes a side shorter "
+                f"than {factor}, got {max_pixels}",
+            )
+        if min_pixels > max_pixels:
+            raise self.error(
+                "min_pixels",
+                f"must not exceed max_pixels, got {min_pixels} > {max_pixels} (smart_resize would grow small "
+                f"images past max_pixels and shrink large ones below min_pixels)",
+            )
+
 __all__ = ["INT64_MAX", "INT64_MIN", "SpecFields"]

@@ -51,9 +51,7 @@ def resolve(config: Mapping[str, Any], preprocessor_config: Mapping[str, Any]) -
     """The spec dict for an Inkling model, or ``None`` when the model is not one."""
     if not isinstance(config, Mapping) or config.get("model_type") not in MODEL_TYPES:
         return None
-    keys = mmp.ConfigKeys("preprocessor_config.json", preprocessor_config, FAMILY, KNOWN)
-    keys.pinned(PINNED)
-    keys.one_of(CLASS_NAMES, nullable=True)
+    keys = mmp.ConfigKeys.preprocessor(preprocessor_config, FAMILY, KNOWN, pinned=PINNED, names=CLASS_NAMES)
     pp = keys.values
     frac = pp.get("rescale_image_frac", IMAGE_KEYS["rescale_image_frac"])
     cap = pp.get("rescale_image_max_upscaled_long_edge", IMAGE_KEYS["rescale_image_max_upscaled_long_edge"])

@@ -10,7 +10,8 @@ optionally sample images and a golden directory) and inherits every check::
         def family_spec(self):
             return {"family": "my_family", ...}
 
-The harness (``compare``, ``conformance``, ``golden``; they need pytest) is imported on first use, so
+The harness (``compare``, ``conformance``, ``golden``, and ``torch_reference``, which skips a
+torchvision parity module where its reference cannot run; they need pytest) is imported on first use, so
 ``mm_framework.testing.images`` and ``.records`` (deterministic images, golden record
 pieces) import without it: benchmarks and golden generators use them.
 """
@@ -37,13 +38,14 @@ if "pytest" in sys.modules:
 _HARNESS = {
     "FamilyConformance": "conformance", "AudioFamilyConformance": "conformance", "assert_same_output": "compare",
     "GoldenCase": "golden", "load_cases": "golden", "record_case": "golden", "replay_case": "golden",
+    "require_torchvision": "torch_reference",
 }
 
 __all__ = sorted([*_HARNESS, *_images, *_records, "load_module"])
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("compare", "conformance", "golden"):
+    if name in ("compare", "conformance", "golden", "torch_reference"):
         return importlib.import_module(f"{__name__}.{name}")
     if name not in _HARNESS:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -275,6 +275,23 @@ class Makers:
 
         return make
 
+    def modes(self) -> dict[str, Maker]:
+        """The Pillow-mode rows of a table (palette, palette with transparency, RGBA, LA,
+        CMYK, EXIF orientation, 16-bit grey, GIF, lossy and lossless WebP) at the sizes the
+        gemma3 and paddleocr_vl tables share, under the names they use."""
+        return {
+            "palette_P_500x375.png": self.palette(500, 375, 64),
+            "palette_P_trns_320x240.png": self.palette(320, 240, 32, transparency=3),
+            "rgba_640x480.png": self.rgba(640, 480, "PNG"),
+            "gray_alpha_LA_480x320.png": self.grey_alpha(480, 320),
+            "cmyk_640x480.jpg": self.converted(640, 480, "CMYK", fmt="JPEG", quality=90),
+            "exif_rot6_1000x400.jpg": self.exif_rot6(1000, 400),
+            "png16_gray_640x480.png": grey16(640, 480, 256),
+            "anim_400x300.gif": self.gif(400, 300, 255, duration=100, loop=0, transparency=0),
+            "lossy_640x480.webp": self.still(640, 480, "WEBP", quality=80),
+            "rgba_lossless_600x300.webp": self.rgba(600, 300, "WEBP", lossless=True),
+        }
+
     def rgb16(self, w: int, h: int) -> Maker:
         """A 48-bit RGB PNG: each photo byte widened to 16 bits, its low byte drawn."""
 

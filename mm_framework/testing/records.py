@@ -24,7 +24,8 @@ import numpy as np
 from PIL import Image, features
 
 __all__ = [
-    "SHORT_IDS", "ReferenceRequest", "cached_tokenizer", "content_hash", "digest", "divergence", "dumps", "ids_doc",
+    "SHORT_IDS", "ReferenceRequest", "cached_tokenizer", "content_hash", "digest", "divergence", "dumps", "file_case",
+    "ids_doc",
     "library_versions", "reference_request", "rle", "sha256", "tensor_doc", "token_runs", "write_case",
 ]
 
@@ -150,6 +151,21 @@ def write_case(where: str, doc: Mapping[str, Any]) -> None:
     os.makedirs(where)
     with open(os.path.join(where, "case.json"), "w", encoding="utf-8") as f:
         f.write(dumps(doc))
+
+
+def file_case(case: dict[str, Any], rejection: Mapping[str, Any] | None, cases_dir: str, rejections_dir: str, *,
+              extra: Sequence[str] = ()) -> str:
+    """Write ``case`` where it belongs and return the line a generator prints for it: with a
+    ``rejection`` (the error mm_framework must give) under ``rejections_dir`` as its
+    ``expected_error``, without ``expected`` and the family's ``extra`` sections; else under
+    ``cases_dir``."""
+    if rejection:
+        case["expected_error"] = dict(rejection)
+        for key in ("expected", *extra):
+            case.pop(key, None)
+    write_case(os.path.join(rejections_dir if rejection else cases_dir, case["name"]), case)
+    ids = case.get("expected", {}).get("input_ids")
+    return f"{case['name']}: {'rejected' if rejection else len(ids) if isinstance(ids, list) else ids['length']}"
 
 
 def library_versions() -> dict[str, str]:

@@ -22,18 +22,12 @@ import numpy as np
 from PIL import Image
 
 from mm_framework import plugin as mmp
-from mm_framework.kernels import (
-    channel_norm_fused, channel_norm_pil, check_rgb, patchify_merged_blocks, resize_rgb, resize_wants_source,
-    smart_resize,
-)
+from mm_framework.kernels import patchify_merged_blocks, resize_rgb
 
 from . import mixed_request
-from .mrope import mrope_image_only
 from .pixels import patch_tensor, pixel_norm
-from .spec import BACKENDS, parse_spec
+from .spec import parse_spec
 from .video_item import QwenVideo
-
-_NORMS = {"pil": channel_norm_pil, "fused": channel_norm_fused}
 
 # The processor options a request may set per item (transformers' call-time kwargs of
 # Qwen2VLImageProcessor / the video processors), and the spec field each replaces. The exact
@@ -56,15 +50,8 @@ class QwenVlFamily:
 
     def __init__(self, params: Mapping[str, Any]) -> None:
         self.spec = parse_spec(params)
-        resample, rounding = BACKENDS[self.spec.backend]
-        self._resample = resample
-        self._norm = _NORMS[rounding](self.spec.image_mean, self.spec.image_std)
-        self._pixel_norm = pixel_norm(self.spec, self._norm)
-        # The decoder lends its Pillow image when the resize runs through Pillow.
-        self._decode_options = mmp.DecodeOptions(
-            alpha=self.spec.alpha, exif_transpose=self.spec.exif_transpose,
-            keep_source=resize_wants_source(resample),
-        )
+        self.images = mmp.PatchGrid("qwen_vl", self.spec)
+        self._pixel_norm = pixel_norm(self.spec, self.images.norm)
         self.video = None if self.spec.video is None else QwenVideo(self.spec)
 
     # -- geometry -----------------------------------------------------------------
@@ -73,36 +60,27 @@ class QwenVlFamily:
         """``(width, height)`` the image is resized to; ``MediaError`` when rejected."""
         if self.spec.vision_info is not None:
             height, width = self.spec.vision_info.fetch_size(height, width)
-        return self._processor_size(width, height)
-
-    def _processor_size(self, width: int, height: int) -> tuple[int, int]:
-        s = self.spec
-        th, tw = smart_resize(height, width, s.factor, s.min_pixels, s.max_pixels)
-        return tw, th
+        return self.images.target_size(width, height)
 
     def grid(self, width: int, height: int) -> mmp.Grid:
         tw, th = self.target_size(width, height)
         return mmp.Grid(1, th // self.spec.patch_size, tw // self.spec.patch_size)
 
     def tokens(self, grid: mmp.Grid) -> int:
-        return grid.t * grid.h * grid.w // (self.spec.merge_size**2)
+        return self.images.tokens(grid)
 
     def resized(self, rgb: np.ndarray, source: Image.Image | None = None) -> np.ndarray:
         """The uint8 HWC image the patches are cut from (``rgb`` itself when no resize).
 
         ``source``: the Pillow image ``rgb`` was decoded to, when the decoder lent it.
         """
-        h, w = rgb.shape[:2]
         if self.spec.vision_info is not None:
             # fetch_image's Pillow resize (bicubic); the processor's follows, on its output.
+            h, w = rgb.shape[:2]
             fh, fw = self.spec.vision_info.fetch_size(h, w)
             if (fh, fw) != (h, w):
-                rgb, source, h, w = resize_rgb(rgb, fw, fh, "pil_bicubic", source=source), None, fh, fw
-        tw, th = self._processor_size(w, h)
-        if (th, tw) == (h, w):
-            # transformers copies here; the bytes are the same, so skip the copy.
-            return rgb
-        return resize_rgb(rgb, tw, th, self._resample, source=source)
+                rgb, source = resize_rgb(rgb, fw, fh, "pil_bicubic", source=source), None
+        return self.images.resized(rgb, source)
 
     # -- hooks --------------------------------------------------------------------
 
@@ -131,7 +109,7 @@ class QwenVlFamily:
 
     @mmp.hookimpl
     def mm_decode_options(self) -> mmp.DecodeOptions:
-        return self._decode_options
+        return self.images.decode_options
 
     @mmp.hookimpl
     def mm_sample_frames(self, header: mmp.ClipHeader) -> list[int] | None:
@@ -152,23 +130,19 @@ class QwenVlFamily:
     def mm_features_from_pixels(self, pixels: np.ndarray) -> mmp.ProcessedItem:
         """The patches of the resized image ``pixels`` (what ``mm_stored_pixels`` gave)."""
         s = self.spec
-        rgb = check_rgb(pixels, "stored pixels", error=mmp.InvalidInputError)
-        h, w = rgb.shape[:2]
-        if h % s.factor or w % s.factor:
-            raise mmp.InvalidInputError(f"qwen_vl: stored pixels {w}x{h} are not multiples of the factor {s.factor}")
-        gh, gw = h // s.patch_size, w // s.patch_size
+        rgb, grid = self.images.stored(pixels)
         pixel_values = patchify_merged_blocks(rgb, s.patch_size, s.merge_size, s.temporal_patch_size,
-                                              None if self._pixel_norm else self._norm)
+                                              None if self._pixel_norm else self.images.norm)
         return mmp.ProcessedItem(
             feature=patch_tensor(pixel_values, self._pixel_norm),
-            aux={"image_grid_thw": mmp.Tensor.i64([1, gh, gw])},
-            geometry=mmp.Grid(1, gh, gw),
-            size=(w, h),
+            aux={"image_grid_thw": mmp.Tensor.i64([1, grid.h, grid.w])},
+            geometry=grid,
+            size=(rgb.shape[1], rgb.shape[0]),
         )
 
     @mmp.hookimpl
     def mm_layout(self, input_ids: np.ndarray, geometries: Sequence[Any], modalities: Sequence[str]) -> mmp.TokenLayout:
-        grids = [_grid(g) for g in geometries]
+        grids = [self.images.as_grid(g) for g in geometries]
         if "video" in modalities:
             return mixed_request.layout(input_ids, grids, modalities, self.tokens, self._video())
         return mmp.layout_by_placeholder(input_ids, self.spec.image_token_id, [self.tokens(g) for g in grids])
@@ -177,11 +151,10 @@ class QwenVlFamily:
     def mm_positions(
         self, input_len: int, offsets: Sequence[tuple[int, int]], geometries: Sequence[Any], modalities: Sequence[str]
     ) -> mmp.MRope:
-        grids = [_grid(g) for g in geometries]
         if "video" in modalities:
+            grids = [self.images.as_grid(g) for g in geometries]
             return mixed_request.positions(input_len, offsets, grids, modalities, self._video())
-        items = sorted(((s, e, g) for (s, e), g in zip(offsets, grids)), key=lambda it: it[0])
-        return mrope_image_only(input_len, items, self.spec.merge_size)
+        return self.images.positions(input_len, offsets, geometries)
 
     @mmp.hookimpl
     def mm_plan_item(self, header: mmp.ImageHeader | mmp.ClipHeader) -> mmp.ItemPlan:
@@ -212,8 +185,3 @@ class QwenVlFamily:
             raise mmp.UnsupportedError("this qwen_vl spec has no video fields (video_processor is not set)")
         return self.video
 
-
-def _grid(geometry: Any) -> mmp.Grid:
-    if not isinstance(geometry, mmp.Grid):
-        raise mmp.InternalError(f"qwen_vl: expected a Grid geometry, got {type(geometry).__name__}")
-    return geometry

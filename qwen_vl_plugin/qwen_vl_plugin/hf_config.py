@@ -21,7 +21,7 @@ from typing import Any
 
 from mm_framework.plugin import ConfigKeys, SpecError
 
-from .hf_keys import PINNED, PROCESSOR_CLASSES, qwen2_pixels
+from .hf_keys import PINNED, PROCESSOR_CLASSES
 from .hf_video_config import VIDEO_ONLY, resolve_video
 from .spec import CLIP_MEAN, CLIP_STD, QwenVlSpec, parse_spec
 
@@ -79,12 +79,13 @@ def resolve(
         if doc is not None and not isinstance(doc, Mapping):
             raise SpecError(f"{name}: expected an object, got {type(doc).__name__}")
     own_video = video_preprocessor_config is not None
-    keys = ConfigKeys("preprocessor_config.json", preprocessor_config, "qwen_vl",
-                      IMAGE_KEYS if own_video else IMAGE_KEYS | VIDEO_ONLY, unsupported=_unsupported)
-    keys.pinned(PINNED)
-    keys.one_of({"image_processor_type": IMAGE_PROCESSOR_TYPES, "processor_class": PROCESSOR_CLASSES}, nullable=True)
+    keys = ConfigKeys.preprocessor(
+        preprocessor_config, "qwen_vl", IMAGE_KEYS if own_video else IMAGE_KEYS | VIDEO_ONLY, pinned=PINNED,
+        names={"image_processor_type": IMAGE_PROCESSOR_TYPES, "processor_class": PROCESSOR_CLASSES},
+        unsupported=_unsupported,
+    )
     pp = keys.values
-    min_pixels, max_pixels = qwen2_pixels(pp, CLASS_DEFAULTS["size"], keys.error)
+    min_pixels, max_pixels = ConfigKeys.qwen2_pixels(pp, CLASS_DEFAULTS["size"], keys.error)
     fields = {
         "image_token_id": config.get("image_token_id", MODEL_TYPES[model_type]),
         "patch_size": pp.get("patch_size", CLASS_DEFAULTS["patch_size"]),

@@ -22,7 +22,7 @@ from typing import Any
 
 from mm_framework.plugin import ConfigKeys
 
-from .hf_keys import PINNED, PROCESSOR_CLASSES, qwen2_pixels
+from .hf_keys import PINNED, PROCESSOR_CLASSES
 from .spec import CLIP_MEAN, CLIP_STD, HALF, QwenVlSpec
 from .video_prompt import QWEN2_TIMESTAMPS, QWEN3_5_TIMESTAMPS
 from .video_spec import TIMESTAMP_PIECES, timestamp_ids
@@ -93,7 +93,7 @@ def resolve_video(
         if given != (list(want) if isinstance(want, tuple) else want):
             raise err(key, f"is {value!r} for video but {want!r} for images; a qwen_vl spec shares them")
     if processor == "qwen2":
-        min_pixels, max_pixels = qwen2_pixels(source, defaults["size"], err)
+        min_pixels, max_pixels = ConfigKeys.qwen2_pixels(source, defaults["size"], err)
     else:
         # Qwen3VLVideoProcessor reads only size; top-level min/max_pixels are ignored.
         size = source.get("size", defaults["size"])

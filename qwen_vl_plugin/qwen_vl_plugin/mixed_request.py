@@ -4,7 +4,7 @@ transformers' processors replace the *n*-th ``<|image_pad|>`` with the *n*-th im
 the *n*-th ``<|video_pad|>`` with the *n*-th video, each modality counted on its own
 (docs/families/qwen_vl_video.md §5); ``get_rope_index`` then walks the expanded prompt's
 runs of text, image and video tokens (§7). Requests with images only keep the image
-path of :mod:`.family` (``layout_by_placeholder``, ``mrope_image_only``), which gives
+path of :mod:`.family` (``layout_by_placeholder``, ``mmp.mrope.image_only``), which gives
 the same result for them.
 """
 

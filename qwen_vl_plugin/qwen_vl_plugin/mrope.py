@@ -1,7 +1,7 @@
 """M-RoPE positions: transformers 5.24's ``get_rope_index``.
 
-:func:`mrope_image_only` is the fast path for prompts whose media are all still images
-(items as spans and grids, docs/families/qwen_vl.md, "Prompt and positions").
+:func:`mm_framework.plugin.mrope.image_only` is the fast path for prompts whose media are
+all still images (items as spans and grids, docs/families/qwen_vl.md, "Prompt and positions").
 :func:`rope_index` covers any mix of images and videos in the three generations
 (docs/families/qwen_vl_video.md §7); they differ only in how a video's temporal positions
 are spaced and whether a video is one grid or one grid per temporal group:
@@ -22,46 +22,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from mm_framework.plugin import Grid, LayoutError, MRope
+from mm_framework.plugin import LayoutError, mrope
 
 TEXT, IMAGE, VIDEO = 0, 1, 2
 
 Grid3 = Sequence[int]
-
-
-def mrope_image_only(
-    input_len: int,
-    items: Sequence[tuple[int, int, Grid]],
-    merge_size: int,
-) -> MRope:
-    """M-RoPE ids for a prompt whose media are still images.
-
-    ``items`` are ``(start, end_inclusive, grid)`` in prompt order. Text runs count up on
-    all three rows; an image's tokens get ``(next+t, next+h, next+w)`` over its merged
-    grid, and text after it resumes at ``next + max(t, h, w)``. Equals transformers 5.x
-    ``get_rope_index`` for images (pads excluded).
-    """
-    L = int(input_len)
-    pos = np.empty((3, L), dtype=np.int64)
-    st = 0
-    nxt = 0
-    for start, end, grid in items:
-        if start < st or end >= L:
-            raise LayoutError(f"mrope: item range ({start},{end}) out of order/bounds")
-        n_text = start - st
-        if n_text:
-            pos[:, st:start] = np.arange(nxt, nxt + n_text, dtype=np.int64)
-        nxt += n_text
-        t, gh, gw = grid.t, grid.h // merge_size, grid.w // merge_size
-        if t * gh * gw != end - start + 1:
-            raise LayoutError("mrope: token span does not match grid")
-        _grid_block(pos[:, start : end + 1], nxt + np.arange(t, dtype=np.int64), nxt, gh, gw)
-        nxt += max(t, gh, gw)
-        st = end + 1
-    if st < L:
-        pos[:, st:] = np.arange(nxt, nxt + L - st, dtype=np.int64)
-    top = int(pos.max()) if L else -1
-    return MRope(positions=pos, delta=top + 1 - L)
 
 
 def rope_index(
@@ -119,17 +84,9 @@ def rope_index(
             raise LayoutError(
                 f"mrope: a run of {e - s} vision tokens at {s} but its grid {(t, h, w)} gives {t * gh * gw}"
             )
-        _grid_block(pos[:, s:e], cur + _temporal(t, scale), cur, gh, gw)
+        mrope.grid_block(pos[:, s:e], cur + _temporal(t, scale), cur, gh, gw)
         cur += max(h, w) // merge
     return pos, int(pos.max()) + 1 - n
-
-
-def _grid_block(block: np.ndarray, temporal: np.ndarray, start: int, gh: int, gw: int) -> None:
-    """One grid's ``[3, t*gh*gw]`` positions, t-major: ``(temporal[t], start + y, start + x)``."""
-    grid = block.reshape(3, len(temporal), gh, gw)
-    grid[0] = temporal[:, None, None]
-    grid[1] = (start + np.arange(gh, dtype=np.int64))[None, :, None]
-    grid[2] = (start + np.arange(gw, dtype=np.int64))[None, None, :]
 
 
 def _time_scales(tokens_per_second: int, spg: Sequence[float] | None, count: int) -> list[object]:

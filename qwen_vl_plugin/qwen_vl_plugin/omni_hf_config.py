@@ -18,7 +18,7 @@ from typing import Any
 
 from mm_framework.plugin import ConfigKeys, SpecError, whisper
 
-from .hf_keys import PINNED, qwen2_pixels
+from .hf_keys import PINNED
 from .hf_config import CLASS_DEFAULTS as IMAGE_DEFAULTS, IMAGE_PROCESSOR_TYPES, VISION_KEYS
 from .omni_spec import PRESETS, parse_omni_spec
 
@@ -53,7 +53,7 @@ def resolve(
     keys.one_of(NAMES, nullable=True)
     settings = whisper.preprocessor_keys(keys)
     pp = keys.values
-    min_pixels, max_pixels = qwen2_pixels(pp, IMAGE_DEFAULTS["size"], keys.error)
+    min_pixels, max_pixels = ConfigKeys.qwen2_pixels(pp, IMAGE_DEFAULTS["size"], keys.error)
     thinker = ConfigKeys.section(config.get("thinker_config", config), "config.json: 'thinker_config'")
     ids = {k: thinker.get(k, v) for k, v in THINKER_DEFAULTS.items()}
     preset = PRESETS["qwen2_5_omni"]

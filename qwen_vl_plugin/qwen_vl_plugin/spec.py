@@ -15,7 +15,7 @@ from typing import Any
 import attrs
 
 from mm_framework import Limits
-from mm_framework.plugin import SpecFields
+from mm_framework.plugin import PatchGridSpec, SpecFields
 
 from .video_prompt import QWEN2_TIMESTAMPS, QWEN3_5_TIMESTAMPS
 from .video_spec import VIDEO_FIELDS, VideoSpec, check_pixels, parse_video
@@ -33,12 +33,6 @@ CLIP_MEAN = (0.48145466, 0.4578275, 0.40821073)
 CLIP_STD = (0.26862954, 0.26130258, 0.27577711)
 HALF = (0.5, 0.5, 0.5)
 
-# backend -> (mm_framework resize reference, normalize rounding). "pil" clones
-# transformers' Qwen2VLImageProcessorPil, "torchvision" its Qwen2VLImageProcessor.
-BACKENDS: dict[str, tuple[str, str]] = {
-    "pil": ("pil_bicubic", "pil"),
-    "torchvision": ("aten_u8", "fused"),
-}
 # "composite": transformers' convert_to_rgb for PIL.Image input; "drop": Pillow's convert("RGB")
 # (transformers' load_image, its chat path); "composite_rgba": qwen-vl-utils' to_rgb.
 ALPHA_MODES = ("composite", "drop", "composite_rgba")
@@ -46,106 +40,40 @@ ALPHA_MODES = ("composite", "drop", "composite_rgba")
 # what vLLM asks for (do_rescale=False, do_normalize=False) to normalize on the GPU.
 PIXELS = ("f32", "u8")
 
-REQUIRED = (
-    "image_token_id",
-    "patch_size",
-    "merge_size",
-    "temporal_patch_size",
-    "min_pixels",
-    "max_pixels",
-    "image_mean",
-    "image_std",
-)
-DEFAULTS: dict[str, Any] = {"backend": "pil", "alpha": "composite", "exif_transpose": False, "pixels": "f32",
-                            **dict.fromkeys(VIDEO_FIELDS), **dict.fromkeys(VISION_INFO_FIELDS)}
+REQUIRED = PatchGridSpec.REQUIRED
+DEFAULTS: dict[str, Any] = {**PatchGridSpec.DEFAULTS, "pixels": "f32", **dict.fromkeys(VIDEO_FIELDS),
+                            **dict.fromkeys(VISION_INFO_FIELDS)}
 
 
 @attrs.frozen
-class QwenVlSpec:
-    """A validated ``qwen_vl`` spec. Build it with :func:`parse_spec`."""
+class QwenVlSpec(PatchGridSpec):
+    """A validated ``qwen_vl`` spec: the image fields of every Qwen2-VL-style family, the
+    optional video and qwen-vl-utils groups. Build it with :func:`parse_spec`."""
 
-    image_token_id: int
-    patch_size: int
-    merge_size: int
-    temporal_patch_size: int
-    min_pixels: int
-    max_pixels: int
-    image_mean: tuple[float, float, float]
-    image_std: tuple[float, float, float]
-    backend: str = "pil"
-    alpha: str = "composite"
-    exif_transpose: bool = False
     pixels: str = "f32"
     video: VideoSpec | None = None
     vision_info: VisionInfo | None = None
 
-    @property
-    def factor(self) -> int:
-        """Side multiple of the resized image: one merged block of patches."""
-        return self.patch_size * self.merge_size
-
     def to_dict(self) -> dict[str, Any]:
-        """The complete spec, ``"family"`` included, as JSON-ready values."""
-        d = attrs.asdict(self, recurse=False)
-        d["image_mean"] = list(self.image_mean)
-        d["image_std"] = list(self.image_std)
-        video, vision_info = d.pop("video"), d.pop("vision_info")
-        if d["pixels"] == "f32":  # an output option, written only when set: older specs read the same
-            del d["pixels"]
-        return {"family": FAMILY, **d, **({} if video is None else video.to_dict()),
+        """The complete spec, ``"family"`` included, as JSON-ready values. ``pixels`` is an
+        output option, written only when set: specs from before it read the same."""
+        video, vision_info = self.video, self.vision_info
+        pixels = {} if self.pixels == "f32" else {"pixels": self.pixels}
+        return {"family": FAMILY, **self.image_fields(), **pixels, **({} if video is None else video.to_dict()),
                 **({} if vision_info is None else vision_info.to_dict())}
 
 
 def parse_spec(params: Mapping[str, Any]) -> QwenVlSpec:
-    """Validate the spec fields (without ``"family"``) into a :class:`QwenVlSpec`."""
+    """Validate the spec fields (without ``"family"``) into a :class:`QwenVlSpec`. ``backend``
+    "pil" clones transformers' Qwen2VLImageProcessorPil, "torchvision" its Qwen2VLImageProcessor;
+    the rules between fields: docs/families/qwen_vl.md, "Spec rules"."""
     f = SpecFields(FAMILY, params, required=REQUIRED, defaults=DEFAULTS)
-    image_token_id = f.integer("image_token_id", minimum=0)
-    spec = QwenVlSpec(
-        image_token_id=image_token_id,
-        patch_size=f.integer("patch_size", minimum=1),
-        merge_size=f.integer("merge_size", minimum=1),
-        temporal_patch_size=f.integer("temporal_patch_size", minimum=1),
-        # transformers refuses a zero (falsy) shortest_edge/longest_edge at call time.
-        min_pixels=f.integer("min_pixels", minimum=1, maximum=MAX_IMAGE_PIXELS),
-        max_pixels=f.integer("max_pixels", minimum=1),
-        image_mean=f.floats("image_mean"),
-        # transformers would divide by zero and emit inf/nan features; refuse instead.
-        image_std=f.floats("image_std", nonzero=True),
-        backend=f.choice("backend", BACKENDS),
-        alpha=f.choice("alpha", ALPHA_MODES),
-        exif_transpose=f.boolean("exif_transpose"),
-        pixels=f.choice("pixels", PIXELS),
-        video=parse_video(f, params, image_token_id),
-    )
-    _cross_check(f, spec)
+    image = PatchGridSpec.read(f, max_image_pixels=MAX_IMAGE_PIXELS, alpha_modes=ALPHA_MODES)
+    spec = QwenVlSpec(**image, pixels=f.choice("pixels", PIXELS), video=parse_video(f, params, image["image_token_id"]))
     spec = attrs.evolve(spec, vision_info=parse_vision_info(f, params, spec.factor, MAX_IMAGE_PIXELS))
     if spec.video is not None:
         check_pixels(f, spec.video, spec.factor)
     return spec
-
-
-def _cross_check(f: SpecFields, s: QwenVlSpec) -> None:
-    """The rules between fields (docs/families/qwen_vl.md, "Spec rules"): smart_resize
-    checks none of them and silently breaks one bound or the other."""
-    block = s.factor**2
-    if block > MAX_IMAGE_PIXELS:
-        raise f.error(
-            "merge_size",
-            f"times patch_size is {s.factor}: one merged {s.factor}x{s.factor} block, the smallest image "
-            f"smart_resize makes, exceeds the {MAX_IMAGE_PIXELS} pixels the core decodes by default",
-        )
-    if s.max_pixels < block:
-        raise f.error(
-            "max_pixels",
-            f"must be at least (patch_size * merge_size)**2 = {block}: smart_resize never makes a side shorter "
-            f"than {s.factor}, got {s.max_pixels}",
-        )
-    if s.min_pixels > s.max_pixels:
-        raise f.error(
-            "min_pixels",
-            f"must not exceed max_pixels, got {s.min_pixels} > {s.max_pixels} (smart_resize would grow small "
-            f"images past max_pixels and shrink large ones below min_pixels)",
-        )
 
 
 def _preset(

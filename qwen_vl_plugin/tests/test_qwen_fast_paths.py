@@ -55,7 +55,7 @@ def test_decode_honours_the_pixel_limit():
 @pytest.mark.parametrize("backend", ["pil", "torchvision"])
 def test_shipped_presets_take_the_arithmetic_path(preset, backend):
     spec = {k: v for k, v in mmf.preset(preset).items() if k != "family"}
-    norm = QwenVlFamily({**spec, "backend": backend})._norm
+    norm = QwenVlFamily({**spec, "backend": backend}).images.norm
     assert norm.steps is not None
     v = np.arange(256, dtype=np.float32)
     for c in range(3):

@@ -9,7 +9,10 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from mm_framework import Grid, LayoutError
-from qwen_vl_plugin.mrope import IMAGE, mrope_image_only, rope_index
+from mm_framework.plugin import mrope
+from qwen_vl_plugin.mrope import IMAGE, rope_index
+
+mrope_image_only = mrope.image_only
 
 
 def test_reference_example():

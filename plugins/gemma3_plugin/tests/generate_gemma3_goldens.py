@@ -55,7 +55,7 @@ from gemma3_reference import (  # noqa: E402
     tokenizer_facts,
 )
 from mm_framework.testing.records import (  # noqa: E402
-    content_hash, digest, divergence, ids_doc, library_versions, reference_request, token_runs, write_case,
+    content_hash, digest, divergence, file_case, ids_doc, library_versions, reference_request, token_runs,
 )
 
 PROBES = 16  # feature values kept per item, at evenly spaced flat indices
@@ -254,16 +254,8 @@ def main(argv: list[str] | None = None) -> int:
                     "entry": entry, "prompt_text": text, "image_maker": "gemma3_images",
                     "tokenizer": {**tok_source, "tokenizer_json_blake3": tok_digest}, **vers,
                 }
-                rejection = expected_error(case)
-                if rejection:
-                    case["expected_error"] = rejection
-                    case.pop("expected", None)
-                    case.pop("gemma3", None)
-                write_case(os.path.join(args.rejections if rejection else args.out, name), case)
+                print(file_case(case, expected_error(case), args.out, args.rejections, extra=("gemma3",)), flush=True)
                 written += 1
-                ids = case.get("expected", {}).get("input_ids")
-                print(f"{name}: {'rejected' if rejection else len(ids) if isinstance(ids, list) else ids['length']}",
-                      flush=True)
     print(f"wrote {written} case(s)")
     return 0
 

@@ -17,16 +17,12 @@ import pytest
 from . import gemma3_images
 from .test_gemma3_live_parity import IMAGES, PRESET_IMAGES, SPECS, ours, reference_pixels
 import mm_framework as mmf
+from mm_framework.testing import require_torchvision
+from mm_framework.testing.images import encode
 
-pytest.importorskip("torch", reason="the torchvision backend's reference needs torch")
-geometry = pytest.importorskip("torchvision.transforms.v2.functional._geometry",
-                               reason="the torchvision backend's reference needs torchvision")
+require_torchvision(uint8_bilinear=True)
 transformers = pytest.importorskip("transformers")
 Image = pytest.importorskip("PIL.Image")
-
-if not geometry._do_native_uint8_resize_on_cpu(geometry.InterpolationMode.BILINEAR):
-    pytest.skip("torchvision resizes uint8 bilinear through float32 on this CPU, not ATen's uint8 path "
-                "(the backend clones the latter)", allow_module_level=True)
 
 
 def _torchvision(spec):
@@ -39,9 +35,7 @@ CASES = [(s, n) for s in TV_SPECS for n in (PRESET_IMAGES if s in ("preset", "pa
 
 
 def _png(rgb: np.ndarray) -> bytes:
-    buf = io.BytesIO()
-    Image.fromarray(rgb).save(buf, "PNG")
-    return buf.getvalue()
+    return encode(Image.fromarray(rgb), "PNG")
 
 
 @pytest.mark.parametrize(("spec_name", "name"), CASES, ids=[f"{s}-{n}" for s, n in CASES])

@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 import mm_framework as mmf
+from mm_framework.testing import require_torchvision
 from .test_intern_vl_transformers import CONFIG, IMAGES, PP
 
-pytest.importorskip("torch", reason="the torchvision backend's reference needs torch")
-pytest.importorskip("torchvision", reason="the torchvision backend's reference needs torchvision")
+require_torchvision()
 got_ocr2 = pytest.importorskip("transformers.models.got_ocr2.image_processing_got_ocr2")
 Image = pytest.importorskip("PIL.Image")
 

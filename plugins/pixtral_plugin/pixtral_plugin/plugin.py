@@ -2,30 +2,11 @@
 
 from __future__ import annotations
 
-import copy
-from collections.abc import Callable, Mapping
-from typing import Any
-
 from mm_framework import plugin as mmp
 
-from . import hf_config
 from .family import PixtralFamily
+from . import hf_config
 from .spec import FAMILY, PRESETS
 
-
-@mmp.hookimpl
-def mm_register_families(register: Callable[[str, Callable[[dict[str, Any]], object]], None]) -> None:
-    register(FAMILY, PixtralFamily)
-
-
-@mmp.hookimpl
-def mm_register_presets(register: Callable[[str, Mapping[str, Any]], None]) -> None:
-    for name, spec in PRESETS.items():
-        register(name, copy.deepcopy(spec))
-
-
-@mmp.hookimpl
-def mm_spec_from_hf_configs(
-    config: Mapping[str, Any], preprocessor_config: Mapping[str, Any]
-) -> dict[str, Any] | None:
-    return hf_config.resolve(config, preprocessor_config)
+mm_register_families, mm_register_presets, mm_spec_from_hf_configs = mmp.discovery_hooks(
+    {FAMILY: PixtralFamily}, PRESETS, hf_config.resolve)

@@ -1,0 +1,93 @@
+"""The toolkit pieces Qwen2-VL-style families share (``mmp.PatchGrid``, ``mmp.mrope``,
+``ConfigKeys.qwen2_pixels``, ``SpecFields.smart_resize_bounds``) and ``mmp.discovery_hooks``,
+on their own; the families' parity tests prove them against transformers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mm_framework import plugin as mmp
+
+SPEC = mmp.PatchGridSpec(image_token_id=9, patch_size=14, merge_size=2, temporal_patch_size=1, min_pixels=784,
+                         max_pixels=28 * 28 * 16, image_mean=(0.5,) * 3, image_std=(0.5,) * 3, alpha="drop",
+                         exif_transpose=True)
+GRID = mmp.PatchGrid("toy", SPEC)
+
+
+def test_patch_grid_sizes_counts_and_decode_options():
+    assert GRID.target_size(100, 30) == (112, 28)
+    assert GRID.grid(100, 30) == mmp.Grid(1, 2, 8) and GRID.tokens(mmp.Grid(1, 2, 8)) == 4
+    assert GRID.decode_options == mmp.DecodeOptions(alpha="drop", exif_transpose=True, keep_source=True)
+    rgb = np.zeros((28, 56, 3), np.uint8)
+    assert GRID.resized(rgb) is rgb
+
+
+def test_patch_grid_spec_reads_and_writes_the_image_fields():
+    params = {**SPEC.image_fields(), "alpha": "composite"}
+    f = mmp.SpecFields("toy", params, required=mmp.PatchGridSpec.REQUIRED, defaults=mmp.PatchGridSpec.DEFAULTS)
+    fields = mmp.PatchGridSpec.read(f, max_image_pixels=10**6, alpha_modes=("composite",), max_temporal=1)
+    assert mmp.PatchGridSpec(**fields).image_fields() == params
+    for name, value, match in [("temporal_patch_size", 2, "must be <= 1"), ("backend", "cuda", "must be one of"),
+                               ("alpha", "drop", "must be one of"), ("min_pixels", 10**6 + 1, "must be <= 1000000")]:
+        bad = mmp.SpecFields("toy", {**params, name: value}, required=mmp.PatchGridSpec.REQUIRED,
+                             defaults=mmp.PatchGridSpec.DEFAULTS)
+        with pytest.raises(mmp.SpecError, match=f"toy spec: field '{name}' {match}"):
+            mmp.PatchGridSpec.read(bad, max_image_pixels=10**6, alpha_modes=("composite",), max_temporal=1)
+
+
+def test_patch_grid_refusals_name_the_family():
+    with pytest.raises(mmp.InvalidInputError, match="toy: stored pixels 57x56 are not multiples of the factor 28"):
+        GRID.stored(np.zeros((56, 57, 3), np.uint8))
+    with pytest.raises(mmp.InternalError, match="toy: expected a Grid geometry, got Tiles"):
+        GRID.positions(3, [(0, 0)], [mmp.Tiles(1)])
+
+
+def test_mrope_image_only_of_one_image():
+    out = GRID.positions(6, [(1, 4)], [mmp.Grid(1, 4, 4)])
+    assert out.positions.tolist() == [[0, 1, 1, 1, 1, 3], [0, 1, 1, 2, 2, 3], [0, 1, 2, 1, 2, 3]]
+    assert out.delta == -2
+
+
+@pytest.mark.parametrize(("doc", "want"), [
+    ({}, (1, 2)),
+    ({"min_pixels": 5}, (5, 2)),
+    ({"min_pixels": None, "max_pixels": None}, (1, 2)),
+    ({"size": None, "max_pixels": 9}, (1, 9)),
+    ({"size": {"min_pixels": 3, "max_pixels": 4}, "min_pixels": 7, "max_pixels": 8}, (7, 8)),
+])
+def test_qwen2_pixels_reads_size_as_the_processors_init(doc, want):
+    keys = mmp.ConfigKeys("preprocessor_config.json", doc, "toy", {"size", "min_pixels", "max_pixels"})
+    assert mmp.ConfigKeys.qwen2_pixels(doc, {"shortest_edge": 1, "longest_edge": 2}, keys.error) == want
+
+
+def test_qwen2_pixels_refuses_a_size_it_cannot_resolve():
+    keys = mmp.ConfigKeys("preprocessor_config.json", {}, "toy", ())
+    with pytest.raises(mmp.SpecError, match="preprocessor_config.json: 'size' must resolve to exactly"):
+        mmp.ConfigKeys.qwen2_pixels({"size": {"min_pixels": 3}}, {}, keys.error)
+
+
+@pytest.mark.parametrize(("args", "field"), [((28, 1, 100, 10**6), "merge_size"), ((28, 1, 100), "max_pixels"),
+                                             ((28, 2000, 1000), "min_pixels")])
+def test_smart_resize_bounds_name_the_field(args, field):
+    f = mmp.SpecFields("toy", {})
+    limit = args[3] if len(args) == 4 else 10**6
+    factor = 2000 if field == "merge_size" else args[0]
+    with pytest.raises(mmp.SpecError, match=f"toy spec: field '{field}'"):
+        f.smart_resize_bounds(factor, args[1], args[2], limit)
+
+
+def test_discovery_hooks_register_copies():
+    presets = {"toy_1": {"family": "toy", "n": [1]}}
+    families, registered, _ = mmp.discovery_hooks({"toy": dict}, presets, lambda c, p: {"family": "toy"})
+    presets["toy_1"]["n"].append(2)
+    got: dict = {}
+    registered(lambda name, spec: got.setdefault(name, spec))
+    assert got == {"toy_1": {"family": "toy", "n": [1]}}
+    got["toy_1"]["n"].append(3)
+    again: dict = {}
+    registered(lambda name, spec: again.setdefault(name, spec))
+    assert again["toy_1"]["n"] == [1]
+    named: list = []
+    families(lambda name, factory: named.append((name, factory)))
+    assert named == [("toy", dict)]
