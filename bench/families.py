@@ -74,7 +74,15 @@ def qwen2_vl():
     return spec, lambda im: ip(images=[im], return_tensors="np")["pixel_values"]
 
 
-FAMILIES = {"qwen_vl (qwen2_vl)": qwen2_vl, "gemma3": gemma3, "pixtral": pixtral, "llava_onevision": llava_onevision}
+def paddleocr_vl():
+    spec = mmf.preset("paddleocr_vl")
+    ip = transformers.PaddleOCRVLImageProcessorPil(
+        size={"shortest_edge": spec["min_pixels"], "longest_edge": spec["max_pixels"]})
+    return spec, lambda im: ip(images=[im], return_tensors="np")["pixel_values"]
+
+
+FAMILIES = {"qwen_vl (qwen2_vl)": qwen2_vl, "gemma3": gemma3, "pixtral": pixtral, "llava_onevision": llava_onevision,
+            "paddleocr_vl": paddleocr_vl}
 
 
 def main() -> None:
