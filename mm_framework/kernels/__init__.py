@@ -23,7 +23,8 @@ from __future__ import annotations
 from ..checks import check_rgb
 from ..par import for_chunks, rows_per_worker, try_map
 from .norm import (
-    ChannelNorm, channel_norm_fused, channel_norm_pil, normalize_lut_fused, normalize_lut_pil, normalize_lut_recip,
+    ChannelNorm, channel_norm_fused, channel_norm_pil, channel_norm_steps, normalize_lut_fused, normalize_lut_pil,
+    normalize_lut_recip,
 )
 from .native import active as kernel_mode
 from .native import patchify_bf16, simd_level
@@ -42,6 +43,7 @@ __all__ = [
     "aten_coeffs",
     "channel_norm_fused",
     "channel_norm_pil",
+    "channel_norm_steps",
     "check_resample",
     "check_rgb",
     "dmel_bins",

@@ -36,38 +36,11 @@ ITEM_OPTIONS = ("do_pan_and_scan", "pan_and_scan_min_crop_size", "pan_and_scan_m
 
 
 def channel_norm(spec) -> kernels.ChannelNorm:
-    """The backend's rescale + normalize table (:func:`_pil_norm` or :func:`_torchvision_norm`)."""
-    return _torchvision_norm(spec) if spec.backend == "torchvision" else _pil_norm(spec)
-
-
-def _torchvision_norm(spec) -> kernels.ChannelNorm:
-    """``TorchvisionBackend.rescale_and_normalize``: with both steps the fused ``(f32(v) - mean')
-    / std'`` (mean and std times ``1 / rescale_factor``); normalize alone the same with factor 1;
-    rescale alone ``uint8 tensor * rescale_factor``, which torch computes as ``f32(v) * f32(r)``."""
-    if spec.do_normalize:
-        return kernels.channel_norm_fused(spec.image_mean, spec.image_std,
-                                          spec.rescale_factor if spec.do_rescale else 1.0)
-    r = np.float32(spec.rescale_factor)
-    lut = np.repeat((np.arange(256, dtype=_F32) * r)[None, :], 3, axis=0)
-    return kernels.ChannelNorm.search(lut, [[(np.multiply, r)]])
-
-
-def _pil_norm(spec) -> kernels.ChannelNorm:
-    """transformers' PIL rescale-then-normalize table; a disabled step is the identity.
-
-    Besides the table's own three-step program, ``v / (std / rescale) - mean / std`` is
-    offered: two float32 passes instead of three, kept only where ChannelNorm proves it
-    gives the table's bits on all 256 values (it does for Gemma's mean = std = 0.5).
-    """
-    mean, std = (spec.image_mean, spec.image_std) if spec.do_normalize else ((0.0,) * 3, (1.0,) * 3)
-    # x - 0 and x / 1 are exact in float32, and rescale 1 is f32(f64(v)) = v.
-    rescale = spec.rescale_factor if spec.do_rescale else 1.0
-    table = kernels.channel_norm_pil(mean, std, rescale)
-    m, s = np.asarray(mean, dtype=np.float64), np.asarray(std, dtype=np.float64)
-    programs = [[(np.divide, s / rescale), (np.subtract, m / s)]]
-    if table.steps is not None:
-        programs.append(list(table.steps))
-    return kernels.ChannelNorm.search(table.lut, programs)
+    """The backend's rescale + normalize table: transformers' PIL arithmetic, or torchvision's
+    fused one (:func:`mm_framework.kernels.channel_norm_steps`)."""
+    return kernels.channel_norm_steps("fused" if spec.backend == "torchvision" else "pil", spec.image_mean,
+                                      spec.image_std, spec.rescale_factor, do_rescale=spec.do_rescale,
+                                      do_normalize=spec.do_normalize)
 
 
 class Gemma3Family:
