@@ -55,11 +55,6 @@ class SmolVLMFamily:
         if not s.do_image_splitting:
             return first, (tile, tile), SplitGrid(0, 0)
         h, w = vision_encoder_size(*first, tile)
-        if not (h and w):
-            # transformers resizes to an empty image here, which Pillow refuses.
-            raise mmp.MediaError(
-                f"smolvlm: the {width}x{height} image rounds to a {w}x{h} grid of {tile}-pixel tiles "
-                f"(its short side truncates to 0), which the processor cannot resize")
         if h <= tile and w <= tile:
             return first, (h, w), SplitGrid(0, 0)
         grid = SplitGrid(h // tile, w // tile)

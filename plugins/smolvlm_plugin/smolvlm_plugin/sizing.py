@@ -56,7 +56,7 @@ def longest_edge_size(height: int, width: int, longest: int) -> tuple[int, int]:
 
 def vision_encoder_size(height: int, width: int, tile: int) -> tuple[int, int]:
     """``resize_for_vision_encoder``: both sides rounded up to multiples of ``tile`` (the
-    short one from its aspect-scaled value, which may truncate to 0)."""
+    short one from the long one's rounded value scaled by the aspect ratio)."""
     aspect = width / height
     if width >= height:
         width = math.ceil(width / tile) * tile
