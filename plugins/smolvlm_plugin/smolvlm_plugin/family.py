@@ -100,19 +100,29 @@ class SmolVLMFamily:
     def mm_decode_options(self) -> mmp.DecodeOptions:
         return self._decode_options
 
+    def resized_images(self, rgb: np.ndarray, source: Any = None) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
+        """The uint8 stages of HWC ``rgb`` (``source``: its Pillow image, if lent): the
+        longest-edge resize, the image the grid is cut from (``None`` without a grid) and the
+        global image."""
+        tile = self.spec.max_image_size
+        first, cut, grid = self.sizes(rgb.shape[1], rgb.shape[0])
+        image = self._resized(rgb, first, source)
+        if not grid.rows:
+            return image, None, self._resized(image, (tile, tile))
+        # The global image is resized from the grid-sized image, as split_images does.
+        image_cut = self._resized(image, cut)
+        return image, image_cut, self._resized(image_cut, (tile, tile))
+
     @mmp.hookimpl
     def mm_process_item(self, media: mmp.DecodedImage) -> mmp.ProcessedItem:
         tile = self.spec.max_image_size
-        first, cut, grid = self.sizes(media.width, media.height)
-        image = self._resized(media.rgb, first, mmp.take_source(media))
+        grid = self.sizes(media.width, media.height)[2]
+        _, image, whole = self.resized_images(media.rgb, mmp.take_source(media))
         feature = np.empty((grid.frames, 3, tile, tile), dtype=_F32)
-        if grid.rows:
-            image = self._resized(image, cut)
-            for r in range(grid.rows):
-                for c in range(grid.cols):
-                    self.normalize_into(image[r * tile:(r + 1) * tile, c * tile:(c + 1) * tile],
-                                        feature[r * grid.cols + c])
-        self.normalize_into(self._resized(image, (tile, tile)), feature[-1])
+        for r in range(grid.rows):
+            for c in range(grid.cols):
+                self.normalize_into(image[r * tile:(r + 1) * tile, c * tile:(c + 1) * tile], feature[r * grid.cols + c])
+        self.normalize_into(whole, feature[-1])
         return mmp.ProcessedItem(feature=mmp.Tensor(feature, "f32"), geometry=grid, size=(tile, tile))
 
     @mmp.hookimpl

@@ -33,8 +33,35 @@ IMAGE_CONFIGS: dict[str, dict[str, Any]] = {
 }
 # processor_config.json's image_seq_len.
 IMAGE_SEQ_LEN = {"smolvlm_256m_instruct": 64, "idefics3_8b_llama3": 169}
+VARIANT = {"smolvlm_256m_instruct": "smolvlm", "idefics3_8b_llama3": "idefics3"}
+# The published tokenizers' ids of the tokens the processors add (tokenizer.json's
+# added_tokens; "\n" and "\n\n" are byte-level BPE entries of both vocabularies):
+# <fake_token_around_image>, <image>, <global-img>, <row_1_col_1> (the 36 markers run
+# row-major from it), "\n", "\n\n".
+MODEL_TOKENS = {
+    "smolvlm_256m_instruct": {"fake": 49189, "image": 49190, "global": 49152, "row_col": 49153, "nl": 198, "nl2": 216},
+    "idefics3_8b_llama3": {"fake": 128256, "image": 128257, "global": 128259, "row_col": 128260, "nl": 198,
+                           "nl2": 271},
+}
+
+
+def published_spec(preset: str) -> dict[str, Any]:
+    """The full smolvlm spec of ``preset`` from the values above (what the goldens pin)."""
+    ip, t = IMAGE_CONFIGS[preset], MODEL_TOKENS[preset]
+    return {
+        "family": "smolvlm", "variant": VARIANT[preset], "image_token_id": t["image"],
+        "fake_image_token_id": t["fake"], "global_image_token_id": t["global"],
+        "row_col_token_ids": [[t["row_col"] + 6 * r + c for c in range(6)] for r in range(6)],
+        "newline_token_id": t["nl"], "double_newline_ids": [t["nl2"]], "image_seq_len": IMAGE_SEQ_LEN[preset],
+        "size_longest_edge": ip["size"]["longest_edge"], "max_image_size": ip["max_image_size"]["longest_edge"],
+        "rescale_factor": ip["rescale_factor"], "image_mean": ip["image_mean"], "image_std": ip["image_std"],
+        "backend": "pil", "resample": {1: "pil_lanczos"}[ip["resample"]], "do_resize": ip["do_resize"],
+        "do_image_splitting": ip["do_image_splitting"], "do_rescale": ip["do_rescale"],
+        "do_normalize": ip["do_normalize"], "alpha": "composite", "exif_transpose": False,
+    }
 RESAMPLE = {"pil_lanczos": 1, "pil_bilinear": 2, "pil_bicubic": 3}
-WORDS = ("User", "Assistant", ":", "What", "is", "in", "this", "image", "?", "and", "compare", "them", ".")
+WORDS = ("User", "Assistant", ":", "What", "is", "in", "this", "image", "?", "and", "compare", "them", ".",
+         "x")
 
 
 def image_processor(spec: dict[str, Any]):
@@ -54,7 +81,8 @@ def image_processor(spec: dict[str, Any]):
 
 
 def tokenizer(spec: dict[str, Any]):
-    """A fast tokenizer holding ``spec``'s marker ids, its newline runs and :data:`WORDS`."""
+    """A fast tokenizer holding ``spec``'s marker ids, its newline runs and :data:`WORDS`
+    (word-level, split at whitespace and punctuation; anything else is ``<unk>``)."""
     from tokenizers import AddedToken, Tokenizer, models, pre_tokenizers
     from transformers import PreTrainedTokenizerFast
 
@@ -66,11 +94,12 @@ def tokenizer(spec: dict[str, Any]):
     taken = set(special.values()) | {spec["newline_token_id"], *spec["double_newline_ids"]}
     free = (i for i in range(1, 1 << 31) if i not in taken)
     special["<end_of_utterance>"] = next(free)
+    special["<|im_start|>"] = next(free)
     vocab = {"<unk>": 0, **special, "\n": spec["newline_token_id"], **{w: next(free) for w in WORDS}}
     if len(spec["double_newline_ids"]) == 1:
         vocab["\n\n"] = spec["double_newline_ids"][0]
     tok = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
-    tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
     tok.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in special])
     # Newline runs are added tokens, matched longest first, so "\n\n" is one token as in both
     # published byte-level BPE vocabularies (ids 216 and 271).

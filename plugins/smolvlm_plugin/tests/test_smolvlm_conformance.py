@@ -13,8 +13,10 @@ from pathlib import Path
 import pytest
 
 from . import smolvlm_images
+import numpy as np
 import mm_framework as mmf
-from mm_framework.testing import FamilyConformance
+from mm_framework.testing import FamilyConformance, golden
+from smolvlm_plugin import SmolVLMFamily
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "cases"
 OPTIONAL = frozenset(mmf.preset("smolvlm_256m_instruct")) - {
@@ -22,6 +24,18 @@ OPTIONAL = frozenset(mmf.preset("smolvlm_256m_instruct")) - {
     "newline_token_id", "double_newline_ids", "image_seq_len", "size_longest_edge", "max_image_size",
     "rescale_factor", "image_mean", "image_std",
 }
+
+
+def smolvlm_stages(pipe: mmf.Pipeline, inp: mmf.MmInput) -> dict[str, np.ndarray]:
+    """Per item the decoded RGB, then its uint8 resizes: the longest edge, the grid-sized
+    image (split images only) and the global image."""
+    family = SmolVLMFamily({k: v for k, v in pipe.spec.items() if k != "family"})
+    out = {}
+    for i, rgb in enumerate(golden.decoded_images(pipe, inp)):
+        out[f"decoded_rgb[{i}]"] = rgb
+        for k, stage in enumerate(x for x in family.resized_images(rgb) if x is not None):
+            out[f"resized_u8[{i}][{k}]"] = stage
+    return out
 
 
 class _Prompts(FamilyConformance):
@@ -48,7 +62,7 @@ class TestSmolVLMSmallConformance(_Prompts):
 
 
 class TestSmolVLMPresetConformance(_Prompts):
-    golden_dir = GOLDEN if GOLDEN.is_dir() else None
+    golden_dir = GOLDEN
 
     @pytest.fixture
     def family_spec(self):
@@ -58,8 +72,14 @@ class TestSmolVLMPresetConformance(_Prompts):
     def golden_image_source(self):
         return smolvlm_images.make
 
+    @pytest.fixture
+    def golden_stages(self):
+        return smolvlm_stages
+
 
 class TestIdefics3PresetConformance(TestSmolVLMPresetConformance):
+    golden_dir = None  # the golden cases of every preset replay once, above
+
     @pytest.fixture
     def family_spec(self):
         return mmf.preset("idefics3_8b_llama3")
