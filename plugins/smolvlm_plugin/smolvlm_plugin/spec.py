@@ -29,10 +29,10 @@ MAX_SEQ_LEN = 1 << 16
 RESAMPLES = ("pil_lanczos", "pil_bilinear", "pil_bicubic")
 # backend -> resample -> the mm_framework resizer. "pil" clones the *ImageProcessorPil
 # classes; "torchvision" the torchvision ones (tvF.resize of uint8 tensors, ATen's uint8
-# antialiased path). torchvision has no LANCZOS for tensors (docs/families/smolvlm.md §2).
+# antialiased path; LANCZOS there is torchvision >= 0.27's on CPU, docs/families/smolvlm.md §2).
 BACKENDS: dict[str, dict[str, str]] = {
     "pil": {r: r for r in RESAMPLES},
-    "torchvision": {"pil_bilinear": "aten_u8_bilinear", "pil_bicubic": "aten_u8"},
+    "torchvision": {"pil_lanczos": "aten_u8_lanczos", "pil_bilinear": "aten_u8_bilinear", "pil_bicubic": "aten_u8"},
 }
 
 REQUIRED = (
@@ -165,10 +165,6 @@ def parse_spec(params: Mapping[str, Any]) -> SmolVLMSpec:
 
 
 def _cross_check(f: mmp.SpecFields, s: SmolVLMSpec) -> None:
-    if s.resample not in BACKENDS[s.backend]:
-        why = " (torchvision has no Lanczos filter for tensors)" if s.resample == "pil_lanczos" else ""
-        raise f.error(["backend", "resample"], f"={s.backend!r}, {s.resample!r}: no clone of this filter on "
-                                               f"this backend{why}; it offers {', '.join(BACKENDS[s.backend])}")
     if not (s.do_rescale or s.do_normalize):
         raise f.error("do_normalize", "and do_rescale cannot both be false (the output would be uint8 pixels)")
     markers = {"image_token_id": s.image_token_id, "fake_image_token_id": s.fake_image_token_id,

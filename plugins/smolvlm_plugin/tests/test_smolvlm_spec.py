@@ -93,8 +93,6 @@ def test_every_field_has_a_rejection_test():
 # (change, the field the error names, message)
 CROSS = [
     ({"do_rescale": False, "do_normalize": False}, "do_normalize", "and do_rescale cannot both be false"),
-    ({"backend": "torchvision"}, r"backend', 'resample",
-     r"='torchvision', 'pil_lanczos': no clone .*torchvision has no Lanczos filter for tensors"),
     ({"image_token_id": 49189}, "row_col_token_ids", "the marker ids must all differ"),
     ({"newline_token_id": 49152}, "row_col_token_ids", "the marker ids must all differ"),
     ({"row_col_token_ids": [[1, 1]] * 6}, "row_col_token_ids", "the marker ids must all differ"),
@@ -126,6 +124,7 @@ def test_backend_picks_the_resizer_of_the_filter():
     tv = {**BASE, "backend": "torchvision"}
     assert parse_spec({**tv, "resample": "pil_bilinear"}).resizer == "aten_u8_bilinear"
     assert parse_spec({**tv, "resample": "pil_bicubic"}).resizer == "aten_u8"
+    assert parse_spec(tv).resizer == "aten_u8_lanczos"
 
 
 def test_pipeline_rejects_through_the_factory():
