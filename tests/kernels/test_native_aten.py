@@ -4,8 +4,8 @@ torchvision, when importable).
 The numpy ``aten_u8``, ``aten_u8_bilinear`` and ``aten_u8_lanczos`` resizers are exact against
 torchvision (fixtures of the first two are in tests/kernels/golden; Lanczos is proven by the
 torchvision test below and the smolvlm family's torchvision parity); the native kernel (here
-through ``resize_rgb`` with the native kernels forced) runs the same per-axis tables through the C passes (docs/kernels.md,
-"ATen uint8 antialiased bicubic") and must give the same bytes over a random sweep of
+through ``resize_rgb`` with the native kernels forced) runs the same per-axis tables through
+the C passes (docs/kernels.md, "ATen uint8 antialiased bicubic") and must give the same bytes over a random sweep of
 sizes, for any band split and thread count.
 """
 
