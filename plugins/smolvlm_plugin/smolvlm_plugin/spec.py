@@ -190,12 +190,13 @@ def row_col_table(first: int, side: int = 6) -> list[list[int]]:
     return [[first + r * side + c for c in range(side)] for r in range(side)]
 
 
-# HuggingFaceTB/SmolVLM-256M-Instruct: preprocessor_config.json (LANCZOS, size 2048, tiles
-# 512, mean = std = 0.5), processor_config.json (image_seq_len 64) and the SmolLM2-based
-# tokenizer's added tokens (<global-img> 49152, <row_1_col_1>..<row_6_col_6> 49153..49188,
+# HuggingFaceTB/SmolVLM-256M-Instruct, published with transformers' Idefics3 classes
+# (processor_class Idefics3Processor): preprocessor_config.json (LANCZOS, size 2048, tiles 512,
+# mean = std = 0.5), processor_config.json (image_seq_len 64) and the SmolLM2-based tokenizer's
+# added tokens (<global-img> 49152, <row_1_col_1>..<row_6_col_6> 49153..49188,
 # <fake_token_around_image> 49189, <image> 49190; "\n" 198, "\n\n" 216). docs/families/smolvlm.md §1.
 _SMOLVLM_256M = SmolVLMSpec(
-    variant="smolvlm", image_token_id=49190, fake_image_token_id=49189, global_image_token_id=49152,
+    variant="idefics3", image_token_id=49190, fake_image_token_id=49189, global_image_token_id=49152,
     row_col_token_ids=tuple(tuple(r) for r in row_col_table(49153)), newline_token_id=198,
     double_newline_ids=(216,), image_seq_len=64, size_longest_edge=2048, max_image_size=512,
     rescale_factor=0.00392156862745098, image_mean=(0.5, 0.5, 0.5), image_std=(0.5, 0.5, 0.5),
@@ -211,5 +212,8 @@ _IDEFICS3_8B = SmolVLMSpec(
 )
 PRESETS: dict[str, dict[str, Any]] = {
     "smolvlm_256m_instruct": _SMOLVLM_256M.to_dict(),
+    # HuggingFaceTB/SmolVLM2-500M-Video-Instruct: SmolVLMProcessor with the same image values
+    # and tokenizer ids.
+    "smolvlm2_500m_video_instruct": attrs.evolve(_SMOLVLM_256M, variant="smolvlm").to_dict(),
     "idefics3_8b_llama3": _IDEFICS3_8B.to_dict(),
 }

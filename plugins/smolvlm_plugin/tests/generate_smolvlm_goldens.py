@@ -4,7 +4,8 @@ and Idefics3Processor with their PIL image processors.
 
 Every case is one request (a chat prompt plus its images) run through the real processor,
 built from explicit arguments equal to the published configs of
-HuggingFaceTB/SmolVLM-256M-Instruct and HuggingFaceM4/Idefics3-8B-Llama3
+HuggingFaceTB/SmolVLM-256M-Instruct (Idefics3Processor), HuggingFaceTB/SmolVLM2-500M-Video-Instruct
+(SmolVLMProcessor) and HuggingFaceM4/Idefics3-8B-Llama3
 (``smolvlm_reference.py``; docs/families/smolvlm.md says where each value comes from), with
 the tokenizer ``smolvlm_reference.tokenizer`` builds with the ``tokenizers`` library (the
 real ones are not available offline; it holds every token the processors add to a prompt at
@@ -49,6 +50,7 @@ from mm_framework.testing.records import (  # noqa: E402
 
 PROBES = 16
 CHECKPOINTS = {"smolvlm_256m_instruct": "HuggingFaceTB/SmolVLM-256M-Instruct",
+               "smolvlm2_500m_video_instruct": "HuggingFaceTB/SmolVLM2-500M-Video-Instruct",
                "idefics3_8b_llama3": "HuggingFaceM4/Idefics3-8B-Llama3"}
 IMG = "<image>"
 # Where mm_framework deliberately differs from transformers (docs/families/smolvlm.md §5).

@@ -16,14 +16,17 @@ from __future__ import annotations
 
 from typing import Any
 
-# The image processors' published configs (both repositories' preprocessor_config.json).
+# The image processors' published configs (the repositories' preprocessor_config.json; SmolVLM2's
+# also holds video_sampling, which images ignore).
+_SMOLVLM = {
+    "do_convert_rgb": True, "do_image_splitting": True, "do_normalize": True, "do_pad": True,
+    "do_rescale": True, "do_resize": True, "image_mean": [0.5, 0.5, 0.5], "image_std": [0.5, 0.5, 0.5],
+    "max_image_size": {"longest_edge": 512}, "resample": 1, "rescale_factor": 1 / 255,
+    "size": {"longest_edge": 2048},
+}
 IMAGE_CONFIGS: dict[str, dict[str, Any]] = {
-    "smolvlm_256m_instruct": {
-        "do_convert_rgb": True, "do_image_splitting": True, "do_normalize": True, "do_pad": True,
-        "do_rescale": True, "do_resize": True, "image_mean": [0.5, 0.5, 0.5], "image_std": [0.5, 0.5, 0.5],
-        "max_image_size": {"longest_edge": 512}, "resample": 1, "rescale_factor": 1 / 255,
-        "size": {"longest_edge": 2048},
-    },
+    "smolvlm_256m_instruct": _SMOLVLM,
+    "smolvlm2_500m_video_instruct": _SMOLVLM,
     "idefics3_8b_llama3": {
         "do_convert_rgb": True, "do_image_splitting": True, "do_normalize": True, "do_pad": True,
         "do_rescale": True, "do_resize": True, "image_mean": [0.5, 0.5, 0.5], "image_std": [0.5, 0.5, 0.5],
@@ -32,14 +35,18 @@ IMAGE_CONFIGS: dict[str, dict[str, Any]] = {
     },
 }
 # processor_config.json's image_seq_len.
-IMAGE_SEQ_LEN = {"smolvlm_256m_instruct": 64, "idefics3_8b_llama3": 169}
-VARIANT = {"smolvlm_256m_instruct": "smolvlm", "idefics3_8b_llama3": "idefics3"}
+IMAGE_SEQ_LEN = {"smolvlm_256m_instruct": 64, "smolvlm2_500m_video_instruct": 64, "idefics3_8b_llama3": 169}
+# processor_config.json's processor_class: SmolVLM (v1) was published with the Idefics3 classes.
+VARIANT = {"smolvlm_256m_instruct": "idefics3", "smolvlm2_500m_video_instruct": "smolvlm",
+           "idefics3_8b_llama3": "idefics3"}
 # The published tokenizers' ids of the tokens the processors add (tokenizer.json's
 # added_tokens; "\n" and "\n\n" are byte-level BPE entries of both vocabularies):
 # <fake_token_around_image>, <image>, <global-img>, <row_1_col_1> (the 36 markers run
 # row-major from it), "\n", "\n\n".
 MODEL_TOKENS = {
     "smolvlm_256m_instruct": {"fake": 49189, "image": 49190, "global": 49152, "row_col": 49153, "nl": 198, "nl2": 216},
+    "smolvlm2_500m_video_instruct": {"fake": 49189, "image": 49190, "global": 49152, "row_col": 49153, "nl": 198,
+                                     "nl2": 216},
     "idefics3_8b_llama3": {"fake": 128256, "image": 128257, "global": 128259, "row_col": 128260, "nl": 198,
                            "nl2": 271},
 }

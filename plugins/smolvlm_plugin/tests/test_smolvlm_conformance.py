@@ -77,8 +77,16 @@ class TestSmolVLMPresetConformance(_Prompts):
         return smolvlm_stages
 
 
-class TestIdefics3PresetConformance(TestSmolVLMPresetConformance):
+class TestSmolVLM2PresetConformance(TestSmolVLMPresetConformance):
     golden_dir = None  # the golden cases of every preset replay once, above
+
+    @pytest.fixture
+    def family_spec(self):
+        return mmf.preset("smolvlm2_500m_video_instruct")
+
+
+class TestIdefics3PresetConformance(TestSmolVLMPresetConformance):
+    golden_dir = None
 
     @pytest.fixture
     def family_spec(self):

@@ -16,7 +16,7 @@ from .test_smolvlm_conformance import GOLDEN
 
 ACCEPTED = load_cases(GOLDEN)
 REJECTED = load_cases(GOLDEN.parent / "rejections")
-PRESETS = ("smolvlm_256m_instruct", "idefics3_8b_llama3")
+PRESETS = ("smolvlm_256m_instruct", "smolvlm2_500m_video_instruct", "idefics3_8b_llama3")
 
 
 def _digest(a: np.ndarray) -> str:
@@ -29,7 +29,7 @@ def test_the_matrix_is_complete():
         for suffix in ("", "_no_split"):
             for image in smolvlm_images.IMAGES:
                 assert f"{preset}{suffix}-{image.replace('.', '_')}" in names
-    assert len(ACCEPTED) == 122 and len(REJECTED) == 4
+    assert len(ACCEPTED) == 183 and len(REJECTED) == 6
 
 
 def test_the_goldens_pin_the_shipped_presets():

@@ -23,10 +23,12 @@ import mm_framework as mmf
 transformers = pytest.importorskip("transformers")
 Image = pytest.importorskip("PIL.Image")
 
-SMOL, IDEFICS = mmf.preset("smolvlm_256m_instruct"), mmf.preset("idefics3_8b_llama3")
+SMOL, IDEFICS = mmf.preset("smolvlm2_500m_video_instruct"), mmf.preset("idefics3_8b_llama3")
 SPECS = {
     "smolvlm": SMOL,
     "idefics3": IDEFICS,
+    # SmolVLM (v1): Idefics3's classes at SmolVLM's sizes and ids.
+    "smolvlm_256m": mmf.preset("smolvlm_256m_instruct"),
     "smolvlm_no_split": {**SMOL, "do_image_splitting": False},
     "idefics3_no_split": {**IDEFICS, "do_image_splitting": False},
     "small_tiles_bicubic_unnormalized": {**SMOL, "size_longest_edge": 300, "max_image_size": 100, "image_seq_len": 4,
@@ -112,7 +114,7 @@ PROMPTS = [
 PROMPT_IMAGES = ["rgb_640x480.jpg", "tile_512x512.png", "thin_tall_20x3000.png"]
 
 
-@pytest.fixture(scope="module", params=["smolvlm", "idefics3"])
+@pytest.fixture(scope="module", params=["smolvlm", "idefics3", "smolvlm_256m"])
 def processor(request):
     spec = SPECS[request.param]
     return spec, smolvlm_reference.processor(spec)

@@ -20,8 +20,10 @@ def test_defaults_and_roundtrip():
 
 def test_presets_are_the_published_checkpoints():
     smol, idefics = mmf.preset("smolvlm_256m_instruct"), mmf.preset("idefics3_8b_llama3")
+    smol2 = mmf.preset("smolvlm2_500m_video_instruct")
     assert (smol["variant"], smol["size_longest_edge"], smol["max_image_size"], smol["image_seq_len"]) == (
-        "smolvlm", 2048, 512, 64)
+        "idefics3", 2048, 512, 64)
+    assert {k for k in smol2 if smol2[k] != smol[k]} == {"variant"} and smol2["variant"] == "smolvlm"
     assert (idefics["variant"], idefics["size_longest_edge"], idefics["max_image_size"], idefics["image_seq_len"]) == (
         "idefics3", 1456, 364, 169)
     for p in (smol, idefics):
