@@ -9,6 +9,7 @@ from typing import Any
 from mm_framework import plugin as mmp
 
 from .family import SmolVLMFamily
+from .hf_config import resolve
 from .spec import FAMILY, PRESETS
 
 
@@ -21,3 +22,8 @@ def mm_register_families(register: Callable[[str, Callable[[dict[str, Any]], obj
 def mm_register_presets(register: Callable[[str, Mapping[str, Any]], None]) -> None:
     for name, spec in PRESETS.items():
         register(name, copy.deepcopy(spec))
+
+
+@mmp.hookimpl
+def mm_spec_from_hf_configs(config: Mapping[str, Any], preprocessor_config: Mapping[str, Any]) -> dict[str, Any] | None:
+    return resolve(config, preprocessor_config)
