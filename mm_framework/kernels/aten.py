@@ -44,8 +44,9 @@ def _sinc(x: np.ndarray) -> np.ndarray:
 
 
 def _aten_lanczos(x: np.ndarray) -> np.ndarray:
-    """ATen's Lanczos-3 ``aa_filter`` (``_upsample_lanczos2d_aa``, torch >= 2.9), Pillow's
-    formula: ``sinc(x) * sinc(x / 3)`` on ``[-3, 3)`` with ``sinc(x) = sin(pi x) / (pi x)``."""
+    """ATen's Lanczos-3 ``aa_filter`` (``_upsample_lanczos2d_aa``, which torchvision >= 0.27
+    runs for ``LANCZOS``), Pillow's formula: ``sinc(x) * sinc(x / 3)`` on ``[-3, 3)`` with
+    ``sinc(x) = sin(pi x) / (pi x)``."""
     return np.where((x >= -3.0) & (x < 3.0), _sinc(x) * _sinc(x / 3.0), 0.0)
 
 

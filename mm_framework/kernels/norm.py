@@ -14,6 +14,7 @@ from typing import Any
 import attrs
 import numpy as np
 
+from .. import par
 from ..errors import InternalError, SpecError
 
 def _channel_params(mean: Sequence[float], std: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
@@ -107,6 +108,17 @@ class ChannelNorm:
             return np.take(self.lut[c], values, out=out, mode="clip")
         np.copyto(out, values)
         return _run_steps(self.steps, c, out)
+
+    def apply_image(self, rgb: np.ndarray, out: np.ndarray) -> None:
+        """HWC uint8 ``rgb`` -> ``out`` float32 ``[3, h, w]`` (one tile or image in a model's
+        CHW layout), a band of rows per task on :func:`mm_framework.par.for_chunks`."""
+        height, width = rgb.shape[:2]
+
+        def run(a: int, b: int) -> None:
+            for c in range(3):
+                self.apply(c, rgb[a:b, :, c], out[c, a:b])
+
+        par.for_chunks(run, height, par.rows_per_worker(height, height * width))
 
     @classmethod
     def search(cls, lut: np.ndarray, candidates: Sequence[Sequence[Step]]) -> ChannelNorm:

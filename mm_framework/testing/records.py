@@ -25,7 +25,8 @@ from PIL import Image, features
 
 __all__ = [
     "SHORT_IDS", "ReferenceRequest", "cached_tokenizer", "content_hash", "digest", "divergence", "dumps", "ids_doc",
-    "library_versions", "reference_request", "rle", "sha256", "tensor_doc", "token_runs", "write_case",
+    "library_versions", "reference_request", "reference_versions", "rle", "sha256", "tensor_doc", "token_runs",
+    "write_case",
 ]
 
 SHORT_IDS = 64  # id lists up to this long are stored whole, longer ones as length + digest
@@ -162,6 +163,23 @@ def library_versions() -> dict[str, str]:
         "zlib": str(features.version("zlib")),
         "webp": str(features.version("webp")),
     }
+
+
+def reference_versions() -> dict[str, str]:
+    """:func:`library_versions` plus transformers' and tokenizers' (the reference processor's),
+    and torch's and torchvision's where installed, marked as not used (a PIL-backend reference
+    computes without them, but transformers imports them when present)."""
+    import tokenizers
+    import transformers
+
+    v = {"transformers": transformers.__version__, "tokenizers": tokenizers.__version__, **library_versions()}
+    for name in ("torch", "torchvision"):
+        try:
+            module = __import__(name)
+        except ImportError:
+            continue
+        v[name] = module.__version__ + " (installed, not used)"
+    return v
 
 
 def cached_tokenizer(cache_dir: str | None, build: Callable[[], Any]) -> Any:

@@ -94,16 +94,6 @@ class Gemma3Family:
             return rgb
         return kernels.resize_rgb(rgb, s.width, s.height, s.resizer, source=source)
 
-    def normalize_into(self, rgb: np.ndarray, out: np.ndarray) -> None:
-        """HWC uint8 ``rgb`` -> ``out`` float32 ``[3, h, w]``, one band of rows per task."""
-        height, width = rgb.shape[:2]
-
-        def run(a: int, b: int) -> None:
-            for c in range(3):
-                self._norm.apply(c, rgb[a:b, :, c], out[c, a:b])
-
-        kernels.for_chunks(run, height, kernels.rows_per_worker(height, height * width))
-
     # -- hooks --------------------------------------------------------------------
 
     @mmp.hookimpl
@@ -128,7 +118,7 @@ class Gemma3Family:
         rgb, source = media.rgb, mmp.take_source(media)
         boxes = self.crops(media.width, media.height)
         feature = np.empty((1 + len(boxes), 3, s.height, s.width), dtype=_F32)
-        self.normalize_into(self.resized(rgb, source), feature[0])
+        self._norm.apply_image(self.resized(rgb, source), feature[0])
         for k, (x0, y0, x1, y1) in enumerate(boxes, start=1):
             if x1 <= x0 or y1 <= y0:
                 # The reference's slice is empty here and Pillow resizes an empty image
@@ -136,7 +126,7 @@ class Gemma3Family:
                 feature[k] = self._norm.lut[:, :1, None]
                 continue
             crop = source.crop((x0, y0, x1, y1)) if source is not None else None
-            self.normalize_into(self.resized(rgb[y0:y1, x0:x1], crop), feature[k])
+            self._norm.apply_image(self.resized(rgb[y0:y1, x0:x1], crop), feature[k])
         plan = self.item_plan(boxes)
         return mmp.ProcessedItem(feature=mmp.Tensor(feature, "f32"), geometry=plan.geometry, size=plan.size)
 

@@ -55,7 +55,7 @@ from gemma3_reference import (  # noqa: E402
     tokenizer_facts,
 )
 from mm_framework.testing.records import (  # noqa: E402
-    content_hash, digest, divergence, ids_doc, library_versions, reference_request, token_runs, write_case,
+    content_hash, digest, divergence, ids_doc, reference_request, reference_versions, token_runs, write_case,
 )
 
 PROBES = 16  # feature values kept per item, at evenly spaced flat indices
@@ -194,20 +194,6 @@ def run_case(proc, spec: dict[str, Any], text: str, names: list[str], entry: str
     return case
 
 
-def versions() -> dict[str, str]:
-    import tokenizers
-    import transformers
-
-    v = {"transformers": transformers.__version__, "tokenizers": tokenizers.__version__, **library_versions()}
-    try:
-        import torch
-
-        v["torch"] = torch.__version__ + " (installed, not used)"
-    except ImportError:
-        pass
-    return v
-
-
 def expected_error(case: dict[str, Any]) -> dict[str, Any] | None:
     """The rejection mm_framework must produce: a declared divergence or the reference's own."""
     declared = divergence(case["images"], DIVERGENCES)
@@ -234,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
         tok_digest = digest(f.read())
     with open(os.path.join(args.tokenizer_dir, "source.json"), encoding="utf-8") as f:
         tok_source = json.load(f)
-    vers = versions()
+    vers = reference_versions()
     for where in (args.out, args.rejections):
         shutil.rmtree(where, ignore_errors=True)
     jobs = [("pil_object", n.replace(".", "_"), single(n), [n]) for n in gemma3_images.IMAGES]

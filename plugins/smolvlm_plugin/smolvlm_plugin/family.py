@@ -74,16 +74,6 @@ class SmolVLMFamily:
             return rgb
         return kernels.resize_rgb(rgb, hw[1], hw[0], self.spec.resizer, source=source)
 
-    def normalize_into(self, rgb: np.ndarray, out: np.ndarray) -> None:
-        """HWC uint8 ``rgb`` -> ``out`` float32 ``[3, h, w]``, one band of rows per task."""
-        height, width = rgb.shape[:2]
-
-        def run(a: int, b: int) -> None:
-            for c in range(3):
-                self._norm.apply(c, rgb[a:b, :, c], out[c, a:b])
-
-        kernels.for_chunks(run, height, kernels.rows_per_worker(height, height * width))
-
     # -- hooks --------------------------------------------------------------------
 
     @mmp.hookimpl
@@ -121,8 +111,9 @@ class SmolVLMFamily:
         feature = np.empty((grid.frames, 3, tile, tile), dtype=_F32)
         for r in range(grid.rows):
             for c in range(grid.cols):
-                self.normalize_into(image[r * tile:(r + 1) * tile, c * tile:(c + 1) * tile], feature[r * grid.cols + c])
-        self.normalize_into(whole, feature[-1])
+                tile_rgb = image[r * tile:(r + 1) * tile, c * tile:(c + 1) * tile]
+                self._norm.apply_image(tile_rgb, feature[r * grid.cols + c])
+        self._norm.apply_image(whole, feature[-1])
         return mmp.ProcessedItem(feature=mmp.Tensor(feature, "f32"), geometry=grid, size=(tile, tile))
 
     @mmp.hookimpl

@@ -45,7 +45,7 @@ import standalone  # noqa: E402
 
 standalone.use_light_modules()
 from mm_framework.testing.records import (  # noqa: E402
-    content_hash, digest, divergence, ids_doc, library_versions, reference_request, write_case,
+    content_hash, digest, divergence, ids_doc, reference_request, reference_versions, write_case,
 )
 
 PROBES = 16
@@ -136,22 +136,6 @@ def run_case(proc, spec: dict[str, Any], text: str, names: list[str], entry: str
     return case
 
 
-def versions() -> dict[str, str]:
-    import tokenizers
-    import transformers
-
-    v = {"transformers": transformers.__version__, "tokenizers": tokenizers.__version__, **library_versions()}
-    try:
-        import torch
-        import torchvision
-
-        v["torch"] = torch.__version__ + " (installed, not used)"
-        v["torchvision"] = torchvision.__version__ + " (installed, not used)"
-    except ImportError:
-        pass
-    return v
-
-
 def expected_error(case: dict[str, Any]) -> dict[str, Any] | None:
     declared = divergence(case["images"], DIVERGENCES)
     if declared is None and "reference_error" in case:
@@ -167,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
     import smolvlm_images
     import smolvlm_reference
 
-    vers = versions()
+    vers = reference_versions()
     for where in (args.out, args.rejections):
         shutil.rmtree(where, ignore_errors=True)
     jobs = [("pil_object", n.replace(".", "_"), single(n), [n]) for n in smolvlm_images.IMAGES]
