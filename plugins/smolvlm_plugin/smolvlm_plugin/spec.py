@@ -17,6 +17,7 @@ from typing import Any
 
 import attrs
 
+import mm_framework as mmf
 from mm_framework import plugin as mmp
 
 FAMILY = "smolvlm"
@@ -25,6 +26,9 @@ MAX_ID = 2**31 - 1
 # transformers' MAX_IMAGE_SIZE: the resize caps the longest edge at 4096 (4k).
 MAX_IMAGE_SIZE = 4096
 MAX_SEQ_LEN = 1 << 16
+# The largest image the core decodes by default: one item's frames (its tiles and the global
+# image) may not hold more pixels than that, or a typo allocates gigabytes per image.
+MAX_STACK_PIXELS = mmf.Limits().max_image_pixels
 # The Pillow filters transformers' ``resample`` 1, 2 and 3 name (LANCZOS, BILINEAR, BICUBIC).
 RESAMPLES = ("pil_lanczos", "pil_bilinear", "pil_bicubic")
 # backend -> resample -> the mm_framework resizer. "pil" clones the *ImageProcessorPil
@@ -175,14 +179,21 @@ def _cross_check(f: mmp.SpecFields, s: SmolVLMSpec) -> None:
     if s.image_seq_len > s.max_image_size * s.max_image_size:
         raise f.error("image_seq_len", f"must not exceed max_image_size ** 2 = {s.max_image_size ** 2} "
                                        f"(a token pools at least one pixel), got {s.image_seq_len}")
+    rows, cols = s.grid_max
     if s.do_resize and s.do_image_splitting:
         # With the resize, a split image's longest edge is at most min(size, 4096) rounded up to
         # max_image_size; each row/column needs its marker token.
         side = math.ceil(min(s.size_longest_edge, MAX_IMAGE_SIZE) / s.max_image_size)
-        if side > min(s.grid_max):
+        if side > min(rows, cols):
             raise f.error("size_longest_edge", f"={s.size_longest_edge} splits an image into up to {side} rows or "
                                                f"columns of max_image_size={s.max_image_size}, but row_col_token_ids "
-                                               f"holds {s.grid_max[0]}x{s.grid_max[1]} markers")
+                                               f"holds {rows}x{cols} markers")
+        rows, cols = min(rows, side), min(cols, side)
+    frames = rows * cols + 1 if s.do_image_splitting else 1
+    if frames * s.max_image_size**2 > MAX_STACK_PIXELS:
+        raise f.error("max_image_size", f"={s.max_image_size}: up to {frames} frames of max_image_size ** 2 make "
+                                        f"{frames * s.max_image_size ** 2} pixels per item, above the "
+                                        f"{MAX_STACK_PIXELS} the core decodes by default")
 
 
 def row_col_table(first: int, side: int = 6) -> list[list[int]]:

@@ -103,6 +103,9 @@ CROSS = [
     ({"size_longest_edge": 4096, "max_image_size": 512, "row_col_token_ids": row_col_table(1, 7)},
      "size_longest_edge", "splits an image into up to 8 rows or columns of max_image_size=512, but "
                           "row_col_token_ids holds 7x7 markers"),
+    # Without the resize a grid may fill the marker table: 37 frames of 4096 ** 2.
+    ({"do_resize": False, "max_image_size": 4096, "size_longest_edge": 4096}, "max_image_size",
+     "=4096: up to 37 frames of max_image_size \\*\\* 2 make 620756992 pixels per item, above the 178956970"),
 ]
 
 
@@ -119,6 +122,10 @@ def test_limits_of_the_cross_rules_are_accepted():
     assert parse_spec({**BASE, "size_longest_edge": 4096, "do_image_splitting": False}).do_image_splitting is False
     assert parse_spec({**BASE, "size_longest_edge": 4096, "do_resize": False}).do_resize is False
     assert parse_spec({**BASE, "max_image_size": 8, "image_seq_len": 64, "size_longest_edge": 48}).image_seq_len == 64
+    # One 4096 tile with the resize, or without splitting, is 16.7 M pixels: accepted.
+    assert parse_spec({**BASE, "max_image_size": 4096, "size_longest_edge": 4096}).max_image_size == 4096
+    assert parse_spec({**BASE, "max_image_size": 4096, "do_resize": False, "do_image_splitting": False}).do_resize is False
+    assert parse_spec({**BASE, "max_image_size": 2048, "do_resize": False}).max_image_size == 2048
 
 
 def test_backend_picks_the_resizer_of_the_filter():
