@@ -25,8 +25,8 @@ from PIL import Image, features
 
 __all__ = [
     "SHORT_IDS", "ReferenceRequest", "cached_tokenizer", "content_hash", "digest", "divergence", "dumps", "ids_doc",
-    "library_versions", "reference_request", "reference_versions", "rle", "sha256", "tensor_doc", "token_runs",
-    "write_case",
+    "image_jobs", "library_versions", "reference_request", "reference_versions", "rle", "sha256", "tensor_doc",
+    "token_runs", "write_case", "write_reference_case",
 ]
 
 SHORT_IDS = 64  # id lists up to this long are stored whole, longer ones as length + digest
@@ -163,6 +163,38 @@ def library_versions() -> dict[str, str]:
         "zlib": str(features.version("zlib")),
         "webp": str(features.version("webp")),
     }
+
+
+def image_jobs(images: Sequence[str], multi: Mapping[str, tuple[str, list[str]]], path_images: Sequence[str],
+               single: Callable[[str], str]) -> list[tuple[str, str, str, list[str]]]:
+    """A generator's requests as ``(entry, slug, prompt text, image names)``: each image alone
+    (``single(name)`` its prompt) as a ``PIL.Image``, each ``multi`` prompt with its images, and
+    each of ``path_images`` alone through a file path (the ``"path"`` entry)."""
+    slug = lambda n: n.replace(".", "_")  # noqa: E731
+    jobs = [("pil_object", slug(n), single(n), [n]) for n in images]
+    jobs += [("pil_object", name, text, list(names)) for name, (text, names) in multi.items()]
+    return jobs + [("path", "path_" + slug(n), single(n), [n]) for n in path_images]
+
+
+def write_reference_case(case: dict[str, Any], divergences: Mapping[str, tuple[str, str, str]], accepted: str,
+                         rejected: str, family_section: str) -> str:
+    """Write one generated case under ``accepted`` or, when mm_framework must reject it (a
+    :func:`divergence` its images declare), under ``rejected`` with that ``expected_error``
+    and without the expected outputs (``expected`` and the family's own ``family_section``).
+    A reference error that no divergence declares is a generator bug: ``RuntimeError``.
+    Returns the case's one-line summary (its name and expanded length, or "rejected")."""
+    declared = divergence(case["images"], divergences)
+    if declared is None and "reference_error" in case:
+        raise RuntimeError(f"{case['name']}: unexpected reference error {case['reference_error']}")
+    if declared:
+        case["expected_error"] = declared
+        case.pop("expected", None)
+        case.pop(family_section, None)
+    write_case(os.path.join(rejected if declared else accepted, case["name"]), case)
+    if declared:
+        return f"{case['name']}: rejected"
+    ids = case["expected"]["input_ids"]
+    return f"{case['name']}: {len(ids) if isinstance(ids, list) else ids['length']}"
 
 
 def reference_versions() -> dict[str, str]:

@@ -55,7 +55,8 @@ from gemma3_reference import (  # noqa: E402
     tokenizer_facts,
 )
 from mm_framework.testing.records import (  # noqa: E402
-    content_hash, digest, divergence, ids_doc, reference_request, reference_versions, token_runs, write_case,
+    content_hash, digest, ids_doc, image_jobs, reference_request, reference_versions, token_runs,
+    write_reference_case,
 )
 
 PROBES = 16  # feature values kept per item, at evenly spaced flat indices
@@ -194,14 +195,6 @@ def run_case(proc, spec: dict[str, Any], text: str, names: list[str], entry: str
     return case
 
 
-def expected_error(case: dict[str, Any]) -> dict[str, Any] | None:
-    """The rejection mm_framework must produce: a declared divergence or the reference's own."""
-    declared = divergence(case["images"], DIVERGENCES)
-    if declared is None and "reference_error" in case:
-        raise RuntimeError(f"{case['name']}: unexpected reference error {case['reference_error']}")
-    return declared
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--tokenizer-dir", required=True, help="the saved Gemma 3 tokenizer (written by --gguf)")
@@ -223,9 +216,7 @@ def main(argv: list[str] | None = None) -> int:
     vers = reference_versions()
     for where in (args.out, args.rejections):
         shutil.rmtree(where, ignore_errors=True)
-    jobs = [("pil_object", n.replace(".", "_"), single(n), [n]) for n in gemma3_images.IMAGES]
-    jobs += [("pil_object", slug, text, names) for slug, (text, names) in MULTI.items()]
-    jobs += [("path", "path_" + n.replace(".", "_"), single(n), [n]) for n in PATH_IMAGES]
+    jobs = image_jobs(gemma3_images.IMAGES, MULTI, PATH_IMAGES, single)
     written = 0
     with tempfile.TemporaryDirectory() as tmp:
         for preset in PRESETS:
@@ -240,16 +231,8 @@ def main(argv: list[str] | None = None) -> int:
                     "entry": entry, "prompt_text": text, "image_maker": "gemma3_images",
                     "tokenizer": {**tok_source, "tokenizer_json_blake3": tok_digest}, **vers,
                 }
-                rejection = expected_error(case)
-                if rejection:
-                    case["expected_error"] = rejection
-                    case.pop("expected", None)
-                    case.pop("gemma3", None)
-                write_case(os.path.join(args.rejections if rejection else args.out, name), case)
+                print(write_reference_case(case, DIVERGENCES, args.out, args.rejections, "gemma3"), flush=True)
                 written += 1
-                ids = case.get("expected", {}).get("input_ids")
-                print(f"{name}: {'rejected' if rejection else len(ids) if isinstance(ids, list) else ids['length']}",
-                      flush=True)
     print(f"wrote {written} case(s)")
     return 0
 

@@ -45,7 +45,7 @@ import standalone  # noqa: E402
 
 standalone.use_light_modules()
 from mm_framework.testing.records import (  # noqa: E402
-    content_hash, digest, divergence, ids_doc, reference_request, reference_versions, write_case,
+    content_hash, digest, ids_doc, image_jobs, reference_request, reference_versions, write_reference_case,
 )
 
 PROBES = 16
@@ -136,13 +136,6 @@ def run_case(proc, spec: dict[str, Any], text: str, names: list[str], entry: str
     return case
 
 
-def expected_error(case: dict[str, Any]) -> dict[str, Any] | None:
-    declared = divergence(case["images"], DIVERGENCES)
-    if declared is None and "reference_error" in case:
-        raise RuntimeError(f"{case['name']}: unexpected reference error {case['reference_error']}")
-    return declared
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", default=os.path.join(HERE, "golden", "cases"))
@@ -154,9 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     vers = reference_versions()
     for where in (args.out, args.rejections):
         shutil.rmtree(where, ignore_errors=True)
-    jobs = [("pil_object", n.replace(".", "_"), single(n), [n]) for n in smolvlm_images.IMAGES]
-    jobs += [("pil_object", slug, text, names) for slug, (text, names) in MULTI.items()]
-    jobs += [("path", "path_" + n.replace(".", "_"), single(n), [n]) for n in PATH_IMAGES]
+    jobs = image_jobs(smolvlm_images.IMAGES, MULTI, PATH_IMAGES, single)
     written = 0
     with tempfile.TemporaryDirectory() as tmp:
         for preset in CHECKPOINTS:
@@ -179,15 +170,8 @@ def main(argv: list[str] | None = None) -> int:
                         "tokenizer": "smolvlm_reference.tokenizer (tokenizers WordLevel with the preset's ids)",
                         **vers,
                     }
-                    rejection = expected_error(case)
-                    if rejection:
-                        case["expected_error"] = rejection
-                        case.pop("expected", None)
-                        case.pop("smolvlm", None)
-                    write_case(os.path.join(args.rejections if rejection else args.out, name), case)
+                    print(write_reference_case(case, DIVERGENCES, args.out, args.rejections, "smolvlm"), flush=True)
                     written += 1
-                    print(f"{name}: {'rejected' if rejection else case['expected']['input_ids']['length']}",
-                          flush=True)
     print(f"wrote {written} case(s)")
     return 0
 

@@ -124,7 +124,8 @@ def test_limits_of_the_cross_rules_are_accepted():
     assert parse_spec({**BASE, "max_image_size": 8, "image_seq_len": 64, "size_longest_edge": 48}).image_seq_len == 64
     # One 4096 tile with the resize, or without splitting, is 16.7 M pixels: accepted.
     assert parse_spec({**BASE, "max_image_size": 4096, "size_longest_edge": 4096}).max_image_size == 4096
-    assert parse_spec({**BASE, "max_image_size": 4096, "do_resize": False, "do_image_splitting": False}).do_resize is False
+    unsplit = {**BASE, "max_image_size": 4096, "do_resize": False, "do_image_splitting": False}
+    assert parse_spec(unsplit).do_resize is False
     assert parse_spec({**BASE, "max_image_size": 2048, "do_resize": False}).max_image_size == 2048
 
 

@@ -1,9 +1,9 @@
 """Generate the resize / transform fixtures in ``tests/golden/resize/`` from the real references.
 
 Run in a venv holding the references (torch + torchvision for ``aten_u8``,
-``aten_u8_bilinear`` and ``aten_u8_lanczos`` (torchvision >= 0.27), on an AVX2/AVX512 CPU so that bilinear takes ATen's uint8 path; Pillow 13 for
-the PIL resamplers, transformers 5.24.0 for ``smart_resize`` and whole-processor
-``pixel_values``)::
+``aten_u8_bilinear`` and ``aten_u8_lanczos`` (torchvision >= 0.27), on an AVX2/AVX512 CPU so
+that bilinear takes ATen's uint8 path; Pillow 13 for the PIL resamplers, transformers 5.24.0
+for ``smart_resize`` and whole-processor ``pixel_values``)::
 
     /work/tvvenv/bin/python tests/golden/generate_resize.py
 
