@@ -29,7 +29,10 @@ from .norm import (
 from .native import active as kernel_mode
 from .native import patchify_bf16, simd_level
 from .patchify import patchify_merged_blocks
-from .resize import RESAMPLERS, check_resample, pil_vertical_first, resize_rgb, resize_wants_source
+from .resize import (
+    RESAMPLERS, TORCHVISION_RESAMPLERS, TRANSFORMERS_RESAMPLE, check_resample, pil_vertical_first, resize_rgb,
+    resize_wants_source,
+)
 from .aten import aten_coeffs
 from .mel import StftLogMel, WhisperMel, dmel_bins, dmel_centers
 from .resample import resample, resampled_length
@@ -39,6 +42,8 @@ __all__ = [
     "RESAMPLERS",
     "ChannelNorm",
     "StftLogMel",
+    "TORCHVISION_RESAMPLERS",
+    "TRANSFORMERS_RESAMPLE",
     "WhisperMel",
     "aten_coeffs",
     "channel_norm_fused",

@@ -38,6 +38,13 @@ RESAMPLERS = ("pil_bicubic", "pil_lanczos", "pil_bilinear", "aten_u8", "aten_u8_
               "aten_u8_lanczos")
 # The ATen resamplers and their filter (:data:`.aten.FILTERS`).
 _ATEN_FILTERS = {"aten_u8": "bicubic", "aten_u8_bilinear": "bilinear", "aten_u8_lanczos": "lanczos"}
+# transformers' ``resample`` values (``PILImageResampling`` LANCZOS, BILINEAR, BICUBIC) -> the
+# Pillow resampler of that filter (what a PIL-backend processor runs).
+TRANSFORMERS_RESAMPLE = {1: "pil_lanczos", 2: "pil_bilinear", 3: "pil_bicubic"}
+# The Pillow resampler -> the resampler of the same filter on transformers' torchvision backend
+# (tvF.resize of uint8 tensors with antialias: ATen's uint8 path; LANCZOS needs torchvision >= 0.27).
+TORCHVISION_RESAMPLERS = {"pil_lanczos": "aten_u8_lanczos", "pil_bilinear": "aten_u8_bilinear",
+                          "pil_bicubic": "aten_u8"}
 _PIL_FILTERS = {
     "pil_bicubic": Image.Resampling.BICUBIC,
     "pil_lanczos": Image.Resampling.LANCZOS,

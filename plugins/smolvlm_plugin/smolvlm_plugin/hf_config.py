@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from mm_framework import kernels
 from mm_framework import plugin as mmp
 
 from .spec import FAMILY, PRESETS, parse_spec
@@ -28,7 +29,7 @@ MODEL_TYPES = {"idefics3": "idefics3", "smolvlm": "smolvlm"}
 PROCESSORS = {"Idefics3Processor": "idefics3", "SmolVLMProcessor": "smolvlm"}
 IMAGE_PROCESSOR_TYPES = frozenset(f"{m}ImageProcessor{s}" for m in ("Idefics3", "SmolVLM") for s in ("", "Fast", "Pil"))
 CLASS_NAMES = {"image_processor_type": IMAGE_PROCESSOR_TYPES, "processor_class": frozenset(PROCESSORS)}
-RESAMPLE = {1: "pil_lanczos", 2: "pil_bilinear", 3: "pil_bicubic"}  # PILImageResampling values
+RESAMPLE = kernels.TRANSFORMERS_RESAMPLE
 # Keys pinned to the single value implemented (RGB conversion; a single prompt pads nothing
 # because every frame is one tile, but the mask is only defined with padding on).
 PINNED: dict[str, Any] = {"do_convert_rgb": True, "do_pad": True}

@@ -18,6 +18,7 @@ from typing import Any
 import attrs
 
 import mm_framework as mmf
+from mm_framework import kernels
 from mm_framework import plugin as mmp
 
 FAMILY = "smolvlm"
@@ -36,7 +37,7 @@ RESAMPLES = ("pil_lanczos", "pil_bilinear", "pil_bicubic")
 # antialiased path; LANCZOS there is torchvision >= 0.27's on CPU, docs/families/smolvlm.md §2).
 BACKENDS: dict[str, dict[str, str]] = {
     "pil": {r: r for r in RESAMPLES},
-    "torchvision": {"pil_lanczos": "aten_u8_lanczos", "pil_bilinear": "aten_u8_bilinear", "pil_bicubic": "aten_u8"},
+    "torchvision": kernels.TORCHVISION_RESAMPLERS,
 }
 
 REQUIRED = (
