@@ -63,3 +63,25 @@ def test_a_failing_module_is_not_left_registered(tmp_path):
     with pytest.raises(RuntimeError, match="broken on purpose"):
         load_module(path, "mm_test_broken_module")
     assert "mm_test_broken_module" not in sys.modules
+
+
+def test_image_jobs_and_write_reference_case(tmp_path):
+    from mm_framework.testing.records import image_jobs, write_reference_case
+
+    jobs = image_jobs(["a.png", "b.jpg"], {"two": ("<i><i>", ["a.png", "b.jpg"])}, ["b.jpg"], lambda n: f"<i>{n}")
+    assert jobs == [("pil_object", "a_png", "<i>a.png", ["a.png"]), ("pil_object", "b_jpg", "<i>b.jpg", ["b.jpg"]),
+                    ("pil_object", "two", "<i><i>", ["a.png", "b.jpg"]), ("path", "path_b_jpg", "<i>b.jpg", ["b.jpg"])]
+    ok, rejected = str(tmp_path / "ok"), str(tmp_path / "rejected")
+    divergences = {"b.jpg": ("MediaError", "unsupported", "why")}
+    accepted = {"name": "c1", "images": [{"name": "a.png"}], "expected": {"input_ids": {"length": 7}}, "fam": {}}
+    assert write_reference_case(accepted, divergences, ok, rejected, "fam") == "c1: 7"
+    assert (tmp_path / "ok" / "c1" / "case.json").is_file()
+    refused = {"name": "c2", "images": [{"name": "a.png"}, {"name": "b.jpg"}], "expected": {}, "fam": {},
+               "reference_error": "ValueError: x"}
+    assert write_reference_case(refused, divergences, ok, rejected, "fam") == "c2: rejected"
+    assert refused["expected_error"] == {"type": "MediaError", "item": 1, "match": "unsupported", "divergence": "why"}
+    assert "expected" not in refused and "fam" not in refused
+    assert (tmp_path / "rejected" / "c2" / "case.json").is_file()
+    with pytest.raises(RuntimeError, match="c3: unexpected reference error ValueError: y"):
+        write_reference_case({"name": "c3", "images": [{"name": "a.png"}], "reference_error": "ValueError: y"},
+                             divergences, ok, rejected, "fam")

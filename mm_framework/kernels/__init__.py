@@ -23,12 +23,16 @@ from __future__ import annotations
 from ..checks import check_rgb
 from ..par import for_chunks, rows_per_worker, try_map
 from .norm import (
-    ChannelNorm, channel_norm_fused, channel_norm_pil, normalize_lut_fused, normalize_lut_pil, normalize_lut_recip,
+    ChannelNorm, channel_norm_fused, channel_norm_pil, channel_norm_steps, normalize_lut_fused, normalize_lut_pil,
+    normalize_lut_recip,
 )
 from .native import active as kernel_mode
 from .native import patchify_bf16, simd_level
 from .patchify import patchify_merged_blocks
-from .resize import RESAMPLERS, check_resample, pil_vertical_first, resize_rgb, resize_wants_source
+from .resize import (
+    RESAMPLERS, TORCHVISION_RESAMPLERS, TRANSFORMERS_RESAMPLE, check_resample, pil_vertical_first, resize_rgb,
+    resize_wants_source,
+)
 from .aten import aten_coeffs
 from .mel import StftLogMel, WhisperMel, dmel_bins, dmel_centers
 from .resample import resample, resampled_length
@@ -38,10 +42,13 @@ __all__ = [
     "RESAMPLERS",
     "ChannelNorm",
     "StftLogMel",
+    "TORCHVISION_RESAMPLERS",
+    "TRANSFORMERS_RESAMPLE",
     "WhisperMel",
     "aten_coeffs",
     "channel_norm_fused",
     "channel_norm_pil",
+    "channel_norm_steps",
     "check_resample",
     "check_rgb",
     "dmel_bins",

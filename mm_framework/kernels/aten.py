@@ -1,8 +1,7 @@
-"""``"aten_u8"`` / ``"aten_u8_bilinear"``: ATen's uint8 antialiased bicubic and bilinear
-(the torchvision backend), in numpy.
+"""``"aten_u8"`` / ``"aten_u8_bilinear"`` / ``"aten_u8_lanczos"``: ATen's uint8 antialiased
+bicubic, bilinear and Lanczos (the torchvision backend), in numpy.
 
-The two differ only in the filter and its support (``HelperInterpCubic`` /
-``HelperInterpLinear``: ``interp_size`` 4 and 2). ATen computes per-axis int16
+The three differ only in the filter and its support (``interp_size`` 4, 2 and 6). ATen computes per-axis int16
 fixed-point tap tables in f64 and runs two separable integer passes, horizontal first,
 with a uint8 image in between (docs/architecture.md, "Resize: ATen uint8"). Integer math
 is exact, so the order of a sum is free and bands of output rows are independent.
@@ -38,9 +37,22 @@ def _aten_triangle(x: np.ndarray) -> np.ndarray:
     return np.where(x < 1.0, 1.0 - x, 0.0)
 
 
+def _sinc(x: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore", divide="ignore"):
+        px = x * math.pi
+        return np.where(x == 0.0, 1.0, np.sin(px) / px)
+
+
+def _aten_lanczos(x: np.ndarray) -> np.ndarray:
+    """ATen's Lanczos-3 ``aa_filter`` (``_upsample_lanczos2d_aa``, which torchvision >= 0.27
+    runs for ``LANCZOS``), Pillow's formula: ``sinc(x) * sinc(x / 3)`` on ``[-3, 3)`` with
+    ``sinc(x) = sin(pi x) / (pi x)``."""
+    return np.where((x >= -3.0) & (x < 3.0), _sinc(x) * _sinc(x / 3.0), 0.0)
+
+
 # filter name -> (aa_filter, interp_size): the support is interp_size / 2 source pixels,
 # widened by the scale when downsampling.
-FILTERS = {"bicubic": (_aten_bicubic, 4), "bilinear": (_aten_triangle, 2)}
+FILTERS = {"bicubic": (_aten_bicubic, 4), "bilinear": (_aten_triangle, 2), "lanczos": (_aten_lanczos, 6)}
 
 
 def aten_coeffs(in_size: int, out_size: int, filt: str = "bicubic") -> tuple[np.ndarray, np.ndarray, int]:

@@ -14,6 +14,7 @@ from typing import Any
 import attrs
 import numpy as np
 
+from .. import par
 from ..errors import InternalError, SpecError
 
 def _channel_params(mean: Sequence[float], std: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
@@ -108,6 +109,17 @@ class ChannelNorm:
         np.copyto(out, values)
         return _run_steps(self.steps, c, out)
 
+    def apply_image(self, rgb: np.ndarray, out: np.ndarray) -> None:
+        """HWC uint8 ``rgb`` -> ``out`` float32 ``[3, h, w]`` (one tile or image in a model's
+        CHW layout), a band of rows per task on :func:`mm_framework.par.for_chunks`."""
+        height, width = rgb.shape[:2]
+
+        def run(a: int, b: int) -> None:
+            for c in range(3):
+                self.apply(c, rgb[a:b, :, c], out[c, a:b])
+
+        par.for_chunks(run, height, par.rows_per_worker(height, height * width))
+
     @classmethod
     def search(cls, lut: np.ndarray, candidates: Sequence[Sequence[Step]]) -> ChannelNorm:
         """The norm of ``lut`` with the first candidate program that reproduces it."""
@@ -158,3 +170,37 @@ def channel_norm_fused(mean: Sequence[float], std: Sequence[float], rescale_fact
     return ChannelNorm.search(
         normalize_lut_fused(mean, std, rescale_factor), [[(np.subtract, m * k), (np.divide, s * k)]]
     )
+
+
+def channel_norm_steps(arithmetic: str, mean: Sequence[float], std: Sequence[float], rescale_factor: float,
+                       *, do_rescale: bool = True, do_normalize: bool = True) -> ChannelNorm:
+    """The table of a processor whose ``do_rescale`` / ``do_normalize`` switches may be off.
+
+    ``arithmetic`` ``"pil"`` is transformers' PIL backend (``rescale`` then ``normalize``, a
+    disabled step the identity: ``x - 0`` and ``x / 1`` are exact in f32 and rescale 1 is
+    ``f32(f64(v)) = v``). Besides its three-step program, ``v / (std / rescale) - mean / std``
+    is offered: two f32 passes, kept only where it gives the table's bits on all 256 values
+    (it does for mean = std = 0.5). ``"fused"`` is ``TorchvisionBackend.rescale_and_normalize``:
+    with normalize the fused ``(f32(v) - mean') / std'`` (factor 1 when rescale is off);
+    rescale alone ``uint8 tensor * rescale_factor``, which torch computes as ``f32(v) * f32(r)``.
+    Both switches off is the caller's to refuse: the reference then returns uint8 pixels.
+    """
+    if not (do_rescale or do_normalize):
+        raise SpecError("do_rescale and do_normalize cannot both be off (the output would be uint8 pixels)")
+    if arithmetic == "fused":
+        if do_normalize:
+            return channel_norm_fused(mean, std, rescale_factor if do_rescale else 1.0)
+        r = np.float32(rescale_factor)
+        lut = np.repeat((np.arange(256, dtype=np.float32) * r)[None, :], 3, axis=0)
+        return ChannelNorm.search(lut, [[(np.multiply, r)]])
+    if arithmetic != "pil":
+        raise InternalError(f"channel_norm_steps: unknown arithmetic {arithmetic!r} (pil, fused)")
+    if not do_normalize:
+        mean, std = (0.0,) * 3, (1.0,) * 3
+    rescale = rescale_factor if do_rescale else 1.0
+    table = channel_norm_pil(mean, std, rescale)
+    m, s = np.asarray(mean, dtype=np.float64), np.asarray(std, dtype=np.float64)
+    programs = [[(np.divide, s / rescale), (np.subtract, m / s)]]
+    if table.steps is not None:
+        programs.append(list(table.steps))
+    return ChannelNorm.search(table.lut, programs)

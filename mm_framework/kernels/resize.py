@@ -12,6 +12,8 @@
 - ``"aten_u8_bilinear"``: the same with ``BILINEAR`` (``_upsample_bilinear2d_aa``). torchvision
   takes ATen's uint8 path for it only on AVX2/AVX512 and ARM CPUs; elsewhere it resizes in
   float32 and rounds, which this resampler does not clone.
+- ``"aten_u8_lanczos"``: the same with ``LANCZOS`` (``_upsample_lanczos2d_aa``, torchvision
+  >= 0.27 on CPU, which takes the uint8 path on every CPU).
 
 With the native kernels active (:mod:`.native`), every resampler runs as two C passes
 over the same reference's tables instead (docs/kernels.md); the Pillow and numpy paths
@@ -32,9 +34,17 @@ from . import native
 from .aten import aten_coeffs, resize_aten_u8
 from .export import rgb_array
 
-RESAMPLERS = ("pil_bicubic", "pil_lanczos", "pil_bilinear", "aten_u8", "aten_u8_bilinear")
+RESAMPLERS = ("pil_bicubic", "pil_lanczos", "pil_bilinear", "aten_u8", "aten_u8_bilinear",
+              "aten_u8_lanczos")
 # The ATen resamplers and their filter (:data:`.aten.FILTERS`).
-_ATEN_FILTERS = {"aten_u8": "bicubic", "aten_u8_bilinear": "bilinear"}
+_ATEN_FILTERS = {"aten_u8": "bicubic", "aten_u8_bilinear": "bilinear", "aten_u8_lanczos": "lanczos"}
+# transformers' ``resample`` values (``PILImageResampling`` LANCZOS, BILINEAR, BICUBIC) -> the
+# Pillow resampler of that filter (what a PIL-backend processor runs).
+TRANSFORMERS_RESAMPLE = {1: "pil_lanczos", 2: "pil_bilinear", 3: "pil_bicubic"}
+# The Pillow resampler -> the resampler of the same filter on transformers' torchvision backend
+# (tvF.resize of uint8 tensors with antialias: ATen's uint8 path; LANCZOS needs torchvision >= 0.27).
+TORCHVISION_RESAMPLERS = {"pil_lanczos": "aten_u8_lanczos", "pil_bilinear": "aten_u8_bilinear",
+                          "pil_bicubic": "aten_u8"}
 _PIL_FILTERS = {
     "pil_bicubic": Image.Resampling.BICUBIC,
     "pil_lanczos": Image.Resampling.LANCZOS,

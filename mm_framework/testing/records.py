@@ -25,8 +25,8 @@ from PIL import Image, features
 
 __all__ = [
     "SHORT_IDS", "ReferenceRequest", "cached_tokenizer", "content_hash", "digest", "divergence", "dumps", "file_case",
-    "ids_doc",
-    "library_versions", "reference_request", "rle", "sha256", "tensor_doc", "token_runs", "write_case",
+    "ids_doc", "image_jobs", "library_versions", "reference_request", "reference_versions", "rle", "sha256", "tensor_doc",
+    "token_runs", "write_case", "write_reference_case",
 ]
 
 SHORT_IDS = 64  # id lists up to this long are stored whole, longer ones as length + digest
@@ -178,6 +178,45 @@ def library_versions() -> dict[str, str]:
         "zlib": str(features.version("zlib")),
         "webp": str(features.version("webp")),
     }
+
+
+def image_jobs(images: Sequence[str], multi: Mapping[str, tuple[str, list[str]]], path_images: Sequence[str],
+               single: Callable[[str], str]) -> list[tuple[str, str, str, list[str]]]:
+    """A generator's requests as ``(entry, slug, prompt text, image names)``: each image alone
+    (``single(name)`` its prompt) as a ``PIL.Image``, each ``multi`` prompt with its images, and
+    each of ``path_images`` alone through a file path (the ``"path"`` entry)."""
+    slug = lambda n: n.replace(".", "_")  # noqa: E731
+    jobs = [("pil_object", slug(n), single(n), [n]) for n in images]
+    jobs += [("pil_object", name, text, list(names)) for name, (text, names) in multi.items()]
+    return jobs + [("path", "path_" + slug(n), single(n), [n]) for n in path_images]
+
+
+def write_reference_case(case: dict[str, Any], divergences: Mapping[str, tuple[str, str, str]], accepted: str,
+                         rejected: str, family_section: str) -> str:
+    """:func:`file_case` for a generator whose only rejections are the :func:`divergence`\ s its
+    images declare: one of those, or else an accepted case. A reference error that no
+    divergence declares is a generator bug: ``RuntimeError``."""
+    declared = divergence(case["images"], divergences)
+    if declared is None and "reference_error" in case:
+        raise RuntimeError(f"{case['name']}: unexpected reference error {case['reference_error']}")
+    return file_case(case, declared, accepted, rejected, extra=(family_section,))
+
+
+def reference_versions() -> dict[str, str]:
+    """:func:`library_versions` plus transformers' and tokenizers' (the reference processor's),
+    and torch's and torchvision's where installed, marked as not used (a PIL-backend reference
+    computes without them, but transformers imports them when present)."""
+    import tokenizers
+    import transformers
+
+    v = {"transformers": transformers.__version__, "tokenizers": tokenizers.__version__, **library_versions()}
+    for name in ("torch", "torchvision"):
+        try:
+            module = __import__(name)
+        except ImportError:
+            continue
+        v[name] = module.__version__ + " (installed, not used)"
+    return v
 
 
 def cached_tokenizer(cache_dir: str | None, build: Callable[[], Any]) -> Any:

@@ -1,10 +1,11 @@
-"""The native ATen-uint8 bicubic and bilinear equal the numpy clone (and torchvision, when
-importable).
+"""The native ATen-uint8 bicubic, bilinear and Lanczos equal the numpy clone (and
+torchvision, when importable).
 
-The numpy ``aten_u8`` and ``aten_u8_bilinear`` resizers are exact against torchvision (their
-fixtures are in tests/kernels/golden); the native kernel (here through ``resize_rgb`` with the native
-kernels forced) runs the same per-axis tables through the C passes (docs/kernels.md,
-"ATen uint8 antialiased bicubic") and must give the same bytes over a random sweep of
+The numpy ``aten_u8``, ``aten_u8_bilinear`` and ``aten_u8_lanczos`` resizers are exact against
+torchvision (fixtures of the first two are in tests/kernels/golden; Lanczos is proven by the
+torchvision test below and the smolvlm family's torchvision parity); the native kernel (here
+through ``resize_rgb`` with the native kernels forced) runs the same per-axis tables through
+the C passes (docs/kernels.md, "ATen uint8 antialiased bicubic") and must give the same bytes over a random sweep of
 sizes, for any band split and thread count.
 """
 
@@ -19,7 +20,8 @@ from mm_framework.kernels.aten import resize_aten_u8 as numpy_aten
 
 pytestmark = pytest.mark.skipif(not native.built(), reason=f"native kernels not built: {native.missing_cause()}")
 # resampler -> (its aten filter, torchvision's InterpolationMode name)
-ATEN = {"aten_u8": ("bicubic", "BICUBIC"), "aten_u8_bilinear": ("bilinear", "BILINEAR")}
+ATEN = {"aten_u8": ("bicubic", "BICUBIC"), "aten_u8_bilinear": ("bilinear", "BILINEAR"),
+        "aten_u8_lanczos": ("lanczos", "LANCZOS")}
 resamplers = pytest.mark.parametrize("resample", list(ATEN))
 
 

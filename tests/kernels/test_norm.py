@@ -15,6 +15,7 @@ from mm_framework.kernels import (
     ChannelNorm,
     channel_norm_fused,
     channel_norm_pil,
+    channel_norm_steps,
     normalize_lut_fused,
     normalize_lut_pil,
     normalize_lut_recip,
@@ -129,3 +130,48 @@ def test_apply_is_the_table_on_either_path(norm_builder, _):
             out = np.empty(rgb.shape[:2], np.float32)
             assert norm.apply(c, rgb[:, :, c], out) is out
             assert out.tobytes() == norm.lut[c][rgb[:, :, c]].tobytes(), (norm.steps is None, c)
+
+
+V = np.arange(256, dtype=np.float64)
+R = 1 / 255
+
+
+def _per_channel(values, mean, std):
+    m, s = (np.asarray(x, dtype=np.float32)[:, None] for x in (mean, std))
+    return ((np.broadcast_to(values.astype(np.float32), (3, 256)) - m) / s).astype(np.float32)
+
+
+# (arithmetic, do_rescale, do_normalize) -> the table transformers computes with that switch off.
+STEPS = {
+    ("pil", True, False): lambda: np.repeat((V * R).astype(np.float32)[None], 3, axis=0),
+    ("pil", False, True): lambda: _per_channel(V, CLIP_MEAN, CLIP_STD),
+    ("fused", True, False): lambda: np.repeat((V.astype(np.float32) * np.float32(R))[None], 3, axis=0),
+    ("fused", False, True): lambda: normalize_lut_fused(CLIP_MEAN, CLIP_STD, 1.0),
+    ("pil", True, True): lambda: normalize_lut_pil(CLIP_MEAN, CLIP_STD, R),
+    ("fused", True, True): lambda: normalize_lut_fused(CLIP_MEAN, CLIP_STD, R),
+}
+
+
+@pytest.mark.parametrize(("arithmetic", "rescale", "normalize"), list(STEPS), ids=[str(k) for k in STEPS])
+def test_channel_norm_steps_switches_steps_off_like_transformers(arithmetic, rescale, normalize):
+    norm = channel_norm_steps(arithmetic, CLIP_MEAN, CLIP_STD, R, do_rescale=rescale, do_normalize=normalize)
+    assert norm.lut.tobytes() == STEPS[arithmetic, rescale, normalize]().tobytes()
+    out = np.empty((3, 256), dtype=np.float32)
+    for c in range(3):
+        norm.apply(c, np.arange(256, dtype=np.uint8), out[c])
+    assert out.tobytes() == norm.lut.tobytes()
+
+
+def test_channel_norm_steps_refuses_what_it_cannot_build():
+    with pytest.raises(SpecError, match="cannot both be off"):
+        channel_norm_steps("pil", HALF, HALF, R, do_rescale=False, do_normalize=False)
+    with pytest.raises(InternalError, match="unknown arithmetic 'numpy'"):
+        channel_norm_steps("numpy", HALF, HALF, R)
+
+
+def test_apply_image_is_the_table_in_chw():
+    rgb = np.random.default_rng(3).integers(0, 256, (37, 53, 3), dtype=np.uint8)
+    norm = channel_norm_pil(CLIP_MEAN, CLIP_STD)
+    out = np.empty((3, 37, 53), dtype=np.float32)
+    norm.apply_image(rgb, out)
+    assert out.tobytes() == norm.lut[np.arange(3)[:, None, None], np.moveaxis(rgb, -1, 0)].tobytes()

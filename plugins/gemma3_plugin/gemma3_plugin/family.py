@@ -36,38 +36,11 @@ ITEM_OPTIONS = ("do_pan_and_scan", "pan_and_scan_min_crop_size", "pan_and_scan_m
 
 
 def channel_norm(spec) -> kernels.ChannelNorm:
-    """The backend's rescale + normalize table (:func:`_pil_norm` or :func:`_torchvision_norm`)."""
-    return _torchvision_norm(spec) if spec.backend == "torchvision" else _pil_norm(spec)
-
-
-def _torchvision_norm(spec) -> kernels.ChannelNorm:
-    """``TorchvisionBackend.rescale_and_normalize``: with both steps the fused ``(f32(v) - mean')
-    / std'`` (mean and std times ``1 / rescale_factor``); normalize alone the same with factor 1;
-    rescale alone ``uint8 tensor * rescale_factor``, which torch computes as ``f32(v) * f32(r)``."""
-    if spec.do_normalize:
-        return kernels.channel_norm_fused(spec.image_mean, spec.image_std,
-                                          spec.rescale_factor if spec.do_rescale else 1.0)
-    r = np.float32(spec.rescale_factor)
-    lut = np.repeat((np.arange(256, dtype=_F32) * r)[None, :], 3, axis=0)
-    return kernels.ChannelNorm.search(lut, [[(np.multiply, r)]])
-
-
-def _pil_norm(spec) -> kernels.ChannelNorm:
-    """transformers' PIL rescale-then-normalize table; a disabled step is the identity.
-
-    Besides the table's own three-step program, ``v / (std / rescale) - mean / std`` is
-    offered: two float32 passes instead of three, kept only where ChannelNorm proves it
-    gives the table's bits on all 256 values (it does for Gemma's mean = std = 0.5).
-    """
-    mean, std = (spec.image_mean, spec.image_std) if spec.do_normalize else ((0.0,) * 3, (1.0,) * 3)
-    # x - 0 and x / 1 are exact in float32, and rescale 1 is f32(f64(v)) = v.
-    rescale = spec.rescale_factor if spec.do_rescale else 1.0
-    table = kernels.channel_norm_pil(mean, std, rescale)
-    m, s = np.asarray(mean, dtype=np.float64), np.asarray(std, dtype=np.float64)
-    programs = [[(np.divide, s / rescale), (np.subtract, m / s)]]
-    if table.steps is not None:
-        programs.append(list(table.steps))
-    return kernels.ChannelNorm.search(table.lut, programs)
+    """The backend's rescale + normalize table: transformers' PIL arithmetic, or torchvision's
+    fused one (:func:`mm_framework.kernels.channel_norm_steps`)."""
+    return kernels.channel_norm_steps("fused" if spec.backend == "torchvision" else "pil", spec.image_mean,
+                                      spec.image_std, spec.rescale_factor, do_rescale=spec.do_rescale,
+                                      do_normalize=spec.do_normalize)
 
 
 class Gemma3Family:
@@ -121,16 +94,6 @@ class Gemma3Family:
             return rgb
         return kernels.resize_rgb(rgb, s.width, s.height, s.resizer, source=source)
 
-    def normalize_into(self, rgb: np.ndarray, out: np.ndarray) -> None:
-        """HWC uint8 ``rgb`` -> ``out`` float32 ``[3, h, w]``, one band of rows per task."""
-        height, width = rgb.shape[:2]
-
-        def run(a: int, b: int) -> None:
-            for c in range(3):
-                self._norm.apply(c, rgb[a:b, :, c], out[c, a:b])
-
-        kernels.for_chunks(run, height, kernels.rows_per_worker(height, height * width))
-
     # -- hooks --------------------------------------------------------------------
 
     @mmp.hookimpl
@@ -155,7 +118,7 @@ class Gemma3Family:
         rgb, source = media.rgb, mmp.take_source(media)
         boxes = self.crops(media.width, media.height)
         feature = np.empty((1 + len(boxes), 3, s.height, s.width), dtype=_F32)
-        self.normalize_into(self.resized(rgb, source), feature[0])
+        self._norm.apply_image(self.resized(rgb, source), feature[0])
         for k, (x0, y0, x1, y1) in enumerate(boxes, start=1):
             if x1 <= x0 or y1 <= y0:
                 # The reference's slice is empty here and Pillow resizes an empty image
@@ -163,7 +126,7 @@ class Gemma3Family:
                 feature[k] = self._norm.lut[:, :1, None]
                 continue
             crop = source.crop((x0, y0, x1, y1)) if source is not None else None
-            self.normalize_into(self.resized(rgb[y0:y1, x0:x1], crop), feature[k])
+            self._norm.apply_image(self.resized(rgb[y0:y1, x0:x1], crop), feature[k])
         plan = self.item_plan(boxes)
         return mmp.ProcessedItem(feature=mmp.Tensor(feature, "f32"), geometry=plan.geometry, size=plan.size)
 

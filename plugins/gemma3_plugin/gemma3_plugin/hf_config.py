@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from mm_framework import kernels
 from mm_framework import plugin as mmp
 
 from .spec import parse_spec
@@ -25,7 +26,7 @@ MODEL_TYPES = frozenset({"gemma3"})
 IMAGE_PROCESSOR_TYPES = frozenset({"Gemma3ImageProcessor", "Gemma3ImageProcessorFast", "Gemma3ImageProcessorPil"})
 PROCESSOR_CLASSES = frozenset({"Gemma3Processor"})
 CLASS_NAMES = {"image_processor_type": IMAGE_PROCESSOR_TYPES, "processor_class": PROCESSOR_CLASSES}
-RESAMPLE = {1: "pil_lanczos", 2: "pil_bilinear", 3: "pil_bicubic"}  # PILImageResampling values
+RESAMPLE = kernels.TRANSFORMERS_RESAMPLE
 # Keys pinned to the single value implemented.
 PINNED: dict[str, Any] = {"do_resize": True, "default_to_square": True}
 # Keys Gemma3Processor overrides with its own images defaults: null or exactly these.

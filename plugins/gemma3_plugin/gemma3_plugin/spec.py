@@ -17,6 +17,7 @@ from typing import Any
 import attrs
 
 import mm_framework as mmf
+from mm_framework import kernels
 from mm_framework import plugin as mmp
 
 FAMILY = "gemma3"
@@ -36,10 +37,10 @@ MAX_STACK_PIXELS = mmf.Limits().max_image_pixels
 RESAMPLES = ("pil_bilinear", "pil_bicubic", "pil_lanczos")
 # backend -> resample -> the mm_framework resizer of that filter. "pil" clones
 # Gemma3ImageProcessorPil, "torchvision" Gemma3ImageProcessor (tvF.resize of uint8 tensors,
-# ATen's uint8 antialiased path); torchvision's LANCZOS has no clone.
+# ATen's uint8 antialiased path).
 BACKENDS: dict[str, dict[str, str]] = {
     "pil": {r: r for r in RESAMPLES},
-    "torchvision": {"pil_bilinear": "aten_u8_bilinear", "pil_bicubic": "aten_u8"},
+    "torchvision": kernels.TORCHVISION_RESAMPLERS,
 }
 
 REQUIRED = (
@@ -172,9 +173,6 @@ def parse_spec(params: Mapping[str, Any]) -> Gemma3Spec:
 
 
 def _cross_check(f: mmp.SpecFields, s: Gemma3Spec) -> None:
-    if s.resample not in BACKENDS[s.backend]:
-        raise f.error("resample", f"={s.resample!r} has no clone on backend {s.backend!r} "
-                                  f"(it offers {', '.join(BACKENDS[s.backend])})")
     if s.image_seq_length > s.height * s.width:
         # The soft tokens pool the vision tower's patches of the height x width image.
         raise f.error(

@@ -55,7 +55,8 @@ from gemma3_reference import (  # noqa: E402
     tokenizer_facts,
 )
 from mm_framework.testing.records import (  # noqa: E402
-    content_hash, digest, divergence, file_case, ids_doc, library_versions, reference_request, token_runs,
+    content_hash, digest, ids_doc, image_jobs, reference_request, reference_versions, token_runs,
+    write_reference_case,
 )
 
 PROBES = 16  # feature values kept per item, at evenly spaced flat indices
@@ -194,28 +195,6 @@ def run_case(proc, spec: dict[str, Any], text: str, names: list[str], entry: str
     return case
 
 
-def versions() -> dict[str, str]:
-    import tokenizers
-    import transformers
-
-    v = {"transformers": transformers.__version__, "tokenizers": tokenizers.__version__, **library_versions()}
-    try:
-        import torch
-
-        v["torch"] = torch.__version__ + " (installed, not used)"
-    except ImportError:
-        pass
-    return v
-
-
-def expected_error(case: dict[str, Any]) -> dict[str, Any] | None:
-    """The rejection mm_framework must produce: a declared divergence or the reference's own."""
-    declared = divergence(case["images"], DIVERGENCES)
-    if declared is None and "reference_error" in case:
-        raise RuntimeError(f"{case['name']}: unexpected reference error {case['reference_error']}")
-    return declared
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--tokenizer-dir", required=True, help="the saved Gemma 3 tokenizer (written by --gguf)")
@@ -234,12 +213,10 @@ def main(argv: list[str] | None = None) -> int:
         tok_digest = digest(f.read())
     with open(os.path.join(args.tokenizer_dir, "source.json"), encoding="utf-8") as f:
         tok_source = json.load(f)
-    vers = versions()
+    vers = reference_versions()
     for where in (args.out, args.rejections):
         shutil.rmtree(where, ignore_errors=True)
-    jobs = [("pil_object", n.replace(".", "_"), single(n), [n]) for n in gemma3_images.IMAGES]
-    jobs += [("pil_object", slug, text, names) for slug, (text, names) in MULTI.items()]
-    jobs += [("path", "path_" + n.replace(".", "_"), single(n), [n]) for n in PATH_IMAGES]
+    jobs = image_jobs(gemma3_images.IMAGES, MULTI, PATH_IMAGES, single)
     written = 0
     with tempfile.TemporaryDirectory() as tmp:
         for preset in PRESETS:
@@ -254,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
                     "entry": entry, "prompt_text": text, "image_maker": "gemma3_images",
                     "tokenizer": {**tok_source, "tokenizer_json_blake3": tok_digest}, **vers,
                 }
-                print(file_case(case, expected_error(case), args.out, args.rejections, extra=("gemma3",)), flush=True)
+                print(write_reference_case(case, DIVERGENCES, args.out, args.rejections, "gemma3"), flush=True)
                 written += 1
     print(f"wrote {written} case(s)")
     return 0

@@ -2,9 +2,9 @@
 
 Needs torch and torchvision (the torchvision stage of CI). Pixels: the pipeline's feature
 equals the processor's ``pixel_values`` exactly on the live PIL test's images and specs
-with ``backend: "torchvision"`` (its LANCZOS spec on bicubic instead: torchvision's LANCZOS
-is not cloned), a multi-image batch (the processor groups and reorders images by shape),
-and the empty crops the processor fails on, which the backend refuses.
+with ``backend: "torchvision"`` (LANCZOS is torchvision >= 0.27's, ATen's uint8 Lanczos), a
+multi-image batch (the processor groups and reorders images by shape), and the empty crops
+the processor fails on, which the backend refuses.
 """
 
 from __future__ import annotations
@@ -26,8 +26,7 @@ Image = pytest.importorskip("PIL.Image")
 
 
 def _torchvision(spec):
-    resample = "pil_bicubic" if spec["resample"] == "pil_lanczos" else spec["resample"]
-    return {**spec, "backend": "torchvision", "resample": resample}
+    return {**spec, "backend": "torchvision"}
 
 
 TV_SPECS = {name: _torchvision(spec) for name, spec in SPECS.items()}

@@ -1,9 +1,9 @@
 """Generate the resize / transform fixtures in ``tests/golden/resize/`` from the real references.
 
-Run in a venv holding the references (torch + torchvision for ``aten_u8`` and
-``aten_u8_bilinear``, on an AVX2/AVX512 CPU so that bilinear takes ATen's uint8 path; Pillow 13 for
-the PIL resamplers, transformers 5.24.0 for ``smart_resize`` and whole-processor
-``pixel_values``)::
+Run in a venv holding the references (torch + torchvision for ``aten_u8``,
+``aten_u8_bilinear`` and ``aten_u8_lanczos`` (torchvision >= 0.27), on an AVX2/AVX512 CPU so
+that bilinear takes ATen's uint8 path; Pillow 13 for the PIL resamplers, transformers 5.24.0
+for ``smart_resize`` and whole-processor ``pixel_values``)::
 
     /work/tvvenv/bin/python tests/golden/generate_resize.py
 
@@ -114,7 +114,8 @@ def _aten_resize(src: np.ndarray, th: int, tw: int, resample: str) -> np.ndarray
     from torchvision.transforms import InterpolationMode
     from torchvision.transforms.v2 import functional as tvF
 
-    mode = {"aten_u8": InterpolationMode.BICUBIC, "aten_u8_bilinear": InterpolationMode.BILINEAR}[resample]
+    mode = {"aten_u8": InterpolationMode.BICUBIC, "aten_u8_bilinear": InterpolationMode.BILINEAR,
+            "aten_u8_lanczos": InterpolationMode.LANCZOS}[resample]
     t = torch.from_numpy(np.ascontiguousarray(src)).permute(2, 0, 1)
     r = tvF.resize(t, [th, tw], interpolation=mode, antialias=True)
     return r.permute(1, 2, 0).contiguous().numpy()
@@ -124,7 +125,8 @@ def gen_resize() -> dict:
     out = []
     for name, h, w, th, tw, seed, pattern in resize_cases():
         src = source_image(h, w, seed, pattern)
-        for resample in ("pil_bicubic", "pil_lanczos", "pil_bilinear", "aten_u8", "aten_u8_bilinear"):
+        for resample in ("pil_bicubic", "pil_lanczos", "pil_bilinear", "aten_u8", "aten_u8_bilinear",
+                         "aten_u8_lanczos"):
             aten = resample.startswith("aten_")
             res = _aten_resize(src, th, tw, resample) if aten else _pil_resize(src, th, tw, resample)
             assert res.shape == (th, tw, 3) and res.dtype == np.uint8

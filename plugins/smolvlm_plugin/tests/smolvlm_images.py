@@ -1,0 +1,49 @@
+"""The deterministic images behind the smolvlm tests and goldens (numpy + Pillow only).
+
+Each image is rebuilt from its name by :mod:`mm_framework.testing.images`' makers and
+recipes; the goldens record every file's blake3. The set covers what the Idefics3/SmolVLM
+image processor treats specially: tiny images (upscaled to the full grid), sizes exactly
+at and around a tile (1x1 grid, the global image alone), every grid shape from 1x2 to 4x4,
+odd short edges rounded up to even, extreme strips (a short side that truncates to a
+1-pixel tile row), and every Pillow mode that converts to RGB differently (L, 1, LA, P,
+P+tRNS, RGBA, CMYK, 16-bit), EXIF orientation, GIF and WebP.
+"""
+
+from __future__ import annotations
+
+from mm_framework.testing.images import Maker, Makers, grey16, image_table
+
+m = Makers()
+
+# name -> maker; the order is the order of the goldens.
+IMAGES: dict[str, Maker] = {
+    "tiny_10x10.png": m.still(10, 10, "PNG"),
+    "one_1x1.png": m.still(1, 1, "PNG"),
+    "tile_512x512.png": m.still(512, 512, "PNG"),
+    "tile_364x364.png": m.still(364, 364, "PNG"),
+    "rgb_640x480.jpg": m.still(640, 480, "JPEG", quality=90),
+    "rgb_1280x960.jpg": m.still(1280, 960, "JPEG", quality=90),
+    "large_4000x3000.jpg": m.still(4000, 3000, "JPEG", quality=85),
+    "huge_5000x700.png": m.still(5000, 700, "PNG"),
+    "screenshot_1920x1080.png": m.screen(1920, 1080, "PNG"),
+    "portrait_333x501.png": m.still(333, 501, "PNG"),
+    "odd_777x333.png": m.still(777, 333, "PNG"),
+    "wide_1000x300.jpg": m.still(1000, 300, "JPEG", quality=90),
+    "tall_400x2000.jpg": m.still(400, 2000, "JPEG", quality=90),
+    "thin_wide_3000x20.png": m.still(3000, 20, "PNG"),
+    "thin_tall_20x3000.png": m.still(20, 3000, "PNG"),
+    "gray_L_800x600.png": m.converted(800, 600, "L"),
+    "bilevel_1_300x200.png": m.converted(300, 200, "L", "1"),
+    "palette_P_500x375.png": m.palette(500, 375, 64),
+    "palette_P_trns_320x240.png": m.palette(320, 240, 32, transparency=3),
+    "rgba_640x480.png": m.rgba(640, 480, "PNG"),
+    "gray_alpha_LA_480x320.png": m.grey_alpha(480, 320),
+    "cmyk_640x480.jpg": m.converted(640, 480, "CMYK", fmt="JPEG", quality=90),
+    "exif_rot6_1000x400.jpg": m.exif_rot6(1000, 400),
+    "png16_gray_640x480.png": grey16(640, 480, 256),
+    "anim_400x300.gif": m.gif(400, 300, 255, duration=100, loop=0, transparency=0),
+    "lossy_640x480.webp": m.still(640, 480, "WEBP", quality=80),
+    "rgba_lossless_600x300.webp": m.rgba(600, 300, "WEBP", lossless=True),
+}
+
+make = image_table("smolvlm", IMAGES, salt="smolvlm:")
