@@ -81,8 +81,17 @@ def paddleocr_vl():
     return spec, lambda im: ip(images=[im], return_tensors="np")["pixel_values"]
 
 
+def smolvlm():
+    spec = mmf.preset("smolvlm_256m_instruct")
+    ip = transformers.Idefics3ImageProcessorPil(
+        size={"longest_edge": spec["size_longest_edge"]}, max_image_size={"longest_edge": spec["max_image_size"]},
+        resample=1, image_mean=spec["image_mean"], image_std=spec["image_std"],
+    )
+    return spec, lambda im: ip(im, return_tensors="np")["pixel_values"][0]
+
+
 FAMILIES = {"qwen_vl (qwen2_vl)": qwen2_vl, "gemma3": gemma3, "pixtral": pixtral, "llava_onevision": llava_onevision,
-            "paddleocr_vl": paddleocr_vl}
+            "paddleocr_vl": paddleocr_vl, "smolvlm": smolvlm}
 
 
 def main() -> None:

@@ -220,7 +220,8 @@ def test_cache_mb_reports_the_cache(toy, tmp_path, capsys):
 # --- families without video, default prompts, tokens --json ----------------------------------
 
 NO_VIDEO_PRESETS = {"gemma3_4b_it": "gemma3", "pixtral_12b": "pixtral", "internvl2_5_8b": "intern_vl",
-                    "llava_onevision_qwen2_7b_ov": "llava_onevision", "paddleocr_vl": "paddleocr_vl"}
+                    "llava_onevision_qwen2_7b_ov": "llava_onevision", "paddleocr_vl": "paddleocr_vl",
+                    "smolvlm_256m_instruct": "smolvlm"}
 
 
 def _installed(preset):

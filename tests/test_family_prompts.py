@@ -21,10 +21,11 @@ CASES = {
     "internvl2_5_8b": "intern_vl_plugin",
     "inkling_vocabulary": "inkling_plugin",
     "paddleocr_vl": "paddleocr_vl_plugin",
+    "smolvlm_256m_instruct": "smolvlm_plugin",
 }
 SPECS = {"inkling_vocabulary": {"family": "inkling", "image_token_id": 200054}}
 NO_VIDEO = ["gemma3_4b_it", "pixtral_12b", "llava_onevision_qwen2_7b_ov", "internvl2_5_8b", "inkling_vocabulary",
-            "paddleocr_vl"]
+            "paddleocr_vl", "smolvlm_256m_instruct"]
 IMG = sample_image(64, 48, "PNG", 1)
 
 

@@ -25,8 +25,8 @@ from PIL import Image, features
 
 __all__ = [
     "SHORT_IDS", "ReferenceRequest", "cached_tokenizer", "content_hash", "digest", "divergence", "dumps", "file_case",
-    "ids_doc", "image_jobs", "library_versions", "reference_request", "reference_versions", "rle", "sha256", "tensor_doc",
-    "token_runs", "write_case", "write_reference_case",
+    "ids_doc", "image_jobs", "library_versions", "reference_request", "reference_versions", "rle", "sha256",
+    "tensor_doc", "token_runs", "write_case", "write_reference_case",
 ]
 
 SHORT_IDS = 64  # id lists up to this long are stored whole, longer ones as length + digest
@@ -193,7 +193,7 @@ def image_jobs(images: Sequence[str], multi: Mapping[str, tuple[str, list[str]]]
 
 def write_reference_case(case: dict[str, Any], divergences: Mapping[str, tuple[str, str, str]], accepted: str,
                          rejected: str, family_section: str) -> str:
-    """:func:`file_case` for a generator whose only rejections are the :func:`divergence`\ s its
+    """:func:`file_case` for a generator whose only rejections are the :func:`divergence` entries its
     images declare: one of those, or else an accepted case. A reference error that no
     divergence declares is a generator bug: ``RuntimeError``."""
     declared = divergence(case["images"], divergences)
