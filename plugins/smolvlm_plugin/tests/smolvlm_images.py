@@ -11,7 +11,7 @@ P+tRNS, RGBA, CMYK, 16-bit), EXIF orientation, GIF and WebP.
 
 from __future__ import annotations
 
-from mm_framework.testing.images import Maker, Makers, grey16, image_table
+from mm_framework.testing.images import Maker, Makers, image_table
 
 m = Makers()
 
@@ -34,16 +34,7 @@ IMAGES: dict[str, Maker] = {
     "thin_tall_20x3000.png": m.still(20, 3000, "PNG"),
     "gray_L_800x600.png": m.converted(800, 600, "L"),
     "bilevel_1_300x200.png": m.converted(300, 200, "L", "1"),
-    "palette_P_500x375.png": m.palette(500, 375, 64),
-    "palette_P_trns_320x240.png": m.palette(320, 240, 32, transparency=3),
-    "rgba_640x480.png": m.rgba(640, 480, "PNG"),
-    "gray_alpha_LA_480x320.png": m.grey_alpha(480, 320),
-    "cmyk_640x480.jpg": m.converted(640, 480, "CMYK", fmt="JPEG", quality=90),
-    "exif_rot6_1000x400.jpg": m.exif_rot6(1000, 400),
-    "png16_gray_640x480.png": grey16(640, 480, 256),
-    "anim_400x300.gif": m.gif(400, 300, 255, duration=100, loop=0, transparency=0),
-    "lossy_640x480.webp": m.still(640, 480, "WEBP", quality=80),
-    "rgba_lossless_600x300.webp": m.rgba(600, 300, "WEBP", lossless=True),
+    **m.modes(),
 }
 
 make = image_table("smolvlm", IMAGES, salt="smolvlm:")
