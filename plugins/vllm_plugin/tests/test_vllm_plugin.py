@@ -80,14 +80,15 @@ def original_call():
     return wrapped.__wrapped__
 
 
-def _processor(model_dir: Path, device_normalize: bool):
+def _processor(model_dir: Path, device_normalize: bool, **engine_args):
     from vllm.engine.arg_utils import EngineArgs
     from vllm.multimodal import MULTIMODAL_REGISTRY
 
     # float32: vLLM casts float features to the model's dtype (bfloat16 in these configs),
     # which could hide a difference in the low bits; equal float32 is equal in any dtype.
     config = EngineArgs(model=str(model_dir), max_model_len=8192, limit_mm_per_prompt={"image": 4},
-                        mm_device_do_normalize=device_normalize, dtype="float32").create_model_config()
+                        mm_device_do_normalize=device_normalize, dtype="float32",
+                        **engine_args).create_model_config()
     assert config.multimodal_config.mm_device_do_normalize is device_normalize
     return MULTIMODAL_REGISTRY.create_processor(config)
 
@@ -141,7 +142,23 @@ def test_unmirrored_option_falls_back_to_transformers(model_root, original_call,
     vllm_models.assert_same_input(got, want)
 
 
-def test_other_architectures_untouched(original_call):
+def test_configured_mm_processor_kwargs(model_root, original_call, monkeypatch):
+    """The engine's mm_processor_kwargs reach the call merged with the request's (vLLM's merge)."""
+    processor = _processor(model_root["Qwen2_5_VLForConditionalGeneration"], True,
+                           mm_processor_kwargs={"max_pixels": 250_000, "min_pixels": 20_000})
+    for names, mm_kwargs in [(["photo", "wide"], {}), (["photo"], {"max_pixels": 90_000})]:
+        images = [IMAGES[n] for n in names]
+        want = _reference(monkeypatch, original_call, lambda: _apply(processor, images, mm_kwargs))
+        hf.reset_stats()
+        got = _apply(processor, images, mm_kwargs)
+        assert hf.stats() == {"served": {"Qwen2VLImageProcessor": 1}, "fallbacks": {}}
+        vllm_models.assert_same_input(got, want)
+    # The bounds were applied: the photo is below 90 000 pixels, not the 1.2 M of its default.
+    grid = got["mm_kwargs"]["image"][0]["image_grid_thw"].data
+    assert int(grid.prod()) * 14 * 14 <= 90_000
+
+
+def test_other_architectures_untouched():
     from mm_framework_vllm import served_processor
 
     class Config:
