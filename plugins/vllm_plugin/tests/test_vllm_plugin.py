@@ -93,14 +93,14 @@ def _processor(model_dir: Path, device_normalize: bool, **engine_args):
     return MULTIMODAL_REGISTRY.create_processor(config)
 
 
-def _apply(processor, images: list, mm_kwargs: dict):
+def _apply(processor, images: list, mm_kwargs: dict, cache=None):
     from vllm.multimodal.processing.context import TimingContext
     from vllm.multimodal.processing.inputs import ProcessorInputs
 
     text = "Describe" + "".join(f" {i}: <|vision_start|><|image_pad|><|vision_end|>" for i in range(len(images)))
     prompt = processor.info.get_tokenizer().encode(text)
     items = processor.info.parse_mm_data({"image": images})
-    return processor.apply(ProcessorInputs(prompt, items, hf_processor_mm_kwargs=mm_kwargs),
+    return processor.apply(ProcessorInputs(prompt, items, hf_processor_mm_kwargs=mm_kwargs, cache=cache),
                            TimingContext(enabled=False))
 
 
@@ -156,6 +156,24 @@ def test_configured_mm_processor_kwargs(model_root, original_call, monkeypatch):
     # The bounds were applied: the photo is below 90 000 pixels, not the 1.2 M of its default.
     grid = got["mm_kwargs"]["image"][0]["image_grid_thw"].data
     assert int(grid.prod()) * 14 * 14 <= 90_000
+
+
+def test_processor_cache(model_root, original_call, monkeypatch):
+    """vLLM's processor cache keeps what the served call produced: a miss is served, a
+    repeat is a hit that calls nothing, and both equal vLLM without the plugin or cache."""
+    from vllm.multimodal.cache.base import MultiModalProcessorOnlyCache
+
+    processor = _processor(model_root["Qwen3VLForConditionalGeneration"], True)
+    cache = MultiModalProcessorOnlyCache(processor.info.ctx.model_config)
+    images = [IMAGES["photo"], IMAGES["rgba"]]
+    want = _reference(monkeypatch, original_call, lambda: _apply(processor, images, {}))
+    hf.reset_stats()
+    miss = _apply(processor, images, {}, cache)
+    assert hf.stats() == {"served": {"Qwen2VLImageProcessor": 1}, "fallbacks": {}}
+    hit = _apply(processor, images, {}, cache)
+    assert hf.stats() == {"served": {"Qwen2VLImageProcessor": 1}, "fallbacks": {}}
+    vllm_models.assert_same_input(miss, want)
+    vllm_models.assert_same_input(hit, want)
 
 
 def test_other_architectures_untouched():
