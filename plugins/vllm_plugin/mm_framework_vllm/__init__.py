@@ -22,7 +22,7 @@ import threading
 import weakref
 from typing import Any
 
-# vLLM architectures whose processor calls are served: the ones tests/ proves equal to
+# vLLM architectures whose processor calls are served: the ones plugins/vllm_plugin/tests proves equal to
 # vLLM without the plugin. Others keep transformers unchanged.
 SERVED = (
     "Qwen2VLForConditionalGeneration",
