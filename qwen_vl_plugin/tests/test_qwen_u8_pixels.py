@@ -174,8 +174,10 @@ def test_torch_normalize_refuses_other_tensors():
 
 
 def test_datasets_refuse_u8_patches():
-    from mm_framework.arrow.schema import family_shape
+    pytest.importorskip("pyarrow", reason="datasets need the batch extra")
     import json
+
+    from mm_framework.arrow.schema import family_shape
 
     with pytest.raises(mmf.SpecError, match="u8 patches"):
         family_shape(json.dumps({**mmf.preset("qwen2_vl"), "pixels": "u8"}))
