@@ -248,15 +248,17 @@ def resize(img: np.ndarray, h: Table | None, v: Table | None, vertical_first: bo
 
 
 def patchify_qwen(
-    frames: np.ndarray, lut: np.ndarray, ps: int, merge: int, tps: int, out: np.ndarray | None = None
+    frames: np.ndarray, lut: np.ndarray | None, ps: int, merge: int, tps: int, out: np.ndarray | None = None
 ) -> np.ndarray:
     """f32 ``[gh*gw, 3*tps*ps*ps]`` of ``frames`` (``[h, w, 3]``, repeated into every
-    temporal slot, or ``[tps, h, w, 3]``, one frame per slot) through the ``[3, 256]`` table."""
+    temporal slot, or ``[tps, h, w, 3]``, one frame per slot) through the ``[3, 256]`` table;
+    with ``lut=None`` the uint8 pixels themselves in the same layout."""
     frames = frames if frames.strides[-1] == 1 and frames.strides[-2] == 3 else np.ascontiguousarray(frames)
     h, w = frames.shape[-3:-1]
     if out is None:
-        out = np.empty(((h // ps) * (w // ps), 3 * tps * ps * ps), np.float32)
-    lut = np.ascontiguousarray(lut, np.float32)
+        out = np.empty(((h // ps) * (w // ps), 3 * tps * ps * ps), np.float32 if lut is not None else np.uint8)
+    if lut is not None:
+        lut = np.ascontiguousarray(lut, np.float32)
     bh = h // (ps * merge) if ps > 0 and merge > 0 else 0
 
     def run(lo: int, hi: int) -> None:

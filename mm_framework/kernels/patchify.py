@@ -44,7 +44,7 @@ def patchify_merged_blocks(
     of the band's output rows in memory order (every ``t`` for a still image). Bands fan
     out over :func:`mm_framework.par.for_chunks`; each writes only its own output rows, so
     any thread count gives the same bytes. With the native kernels active, one C kernel
-    writes the same bytes in one pass per band instead.
+    writes the same bytes (f32 or u8) in one pass per band instead.
     """
     frames = _frames(rgb, tps)
     h, w = frames[0].shape[:2]
@@ -55,12 +55,12 @@ def patchify_merged_blocks(
     per_row = (w // step) * merge * merge  # patches per row of merge windows
     p2 = ps * ps
     out = _out_array(out, (bh * per_row, 3 * tps * p2), np.uint8 if norm is None else np.float32)
-    if norm is None:
-        return _u8_layout(frames, ps, merge, tps, out)
-    if not isinstance(norm, ChannelNorm):
+    if norm is not None and not isinstance(norm, ChannelNorm):
         norm = ChannelNorm(norm)
     if native.use_native():  # one C pass straight into this layout (docs/kernels.md)
-        return native.patchify_qwen(rgb, norm.lut, ps, merge, tps, out)
+        return native.patchify_qwen(rgb, None if norm is None else norm.lut, ps, merge, tps, out)
+    if norm is None:
+        return _u8_layout(frames, ps, merge, tps, out)
     dst = out.reshape(bh, per_row, 3, tps, p2)
     band = max(1, _BAND_PIXELS // (per_row * p2))
     # Whole rows of bytes are needed to view patch rows as single items.

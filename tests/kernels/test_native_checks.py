@@ -187,6 +187,25 @@ def test_patchify_qwen_rejects_every_break():
     assert not _accepted(_call_qwen, cases)
 
 
+def test_patchify_qwen_u8_rejects_every_break():
+    # lut None: the out buffer must be uint8 of the same shape, checked like the f32 one.
+    a = {**_qwen_args(), "lut": None, "out": np.zeros((4 * 6, 3 * 2 * 196), np.uint8)}
+    _call_qwen(a)
+    breaks = [("out", v) for v in NOT_BUFFERS] + [
+        ("out", _ro(a["out"])), ("out", a["out"][:-1]), ("out", a["out"][:, :-1]), ("out", a["out"].astype(np.float32)),
+        ("out", _fortran(a["out"])), ("out", _strided(a["out"], 0)), ("out", a["out"][None]),
+        ("out", a["out"].view(np.int8)),
+        ("frames", a["frames"][:42]), ("tps", 0), ("ps", 5000), ("hi", 3),
+    ]
+    assert not _accepted(_call_qwen, [(name, value, {**a, name: value}) for name, value in breaks])
+    # A uint8 out with a table is the f32 entry's wrong dtype, not silently u8 patches.
+    with pytest.raises(K.KernelError, match="out"):
+        _call_qwen({**a, "lut": _qwen_args()["lut"]})
+    shared = np.zeros(a["out"].size, np.uint8)
+    with pytest.raises(K.KernelError, match="shares memory"):
+        _call_qwen({**a, "out": shared.reshape(a["out"].shape), "frames": shared[: 56 * 84 * 3].reshape(56, 84, 3)})
+
+
 def test_patchify_qwen_output_over_its_input_is_rejected():
     a = _qwen_args()
     shared = np.zeros(a["out"].size, np.float32)

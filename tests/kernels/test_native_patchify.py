@@ -1,6 +1,6 @@
 """The native fused normalize + patchify kernels equal the numpy ones, bit for bit.
 
-Qwen-VL merged blocks (f32, one frame repeated or one frame per temporal slot) and
+Qwen-VL merged blocks (f32 or the uint8 pixels, one frame repeated or one frame per temporal slot) and
 Inkling's bf16 patches (with the always-present extra patch column and the bottom pad),
 over many sizes and patch geometries, any band split and thread count
 (docs/kernels.md, "Qwen-VL merged blocks", "Inkling bf16 patches"). The oracles are the
@@ -58,6 +58,22 @@ def test_qwen_still_image_equals_numpy(ps, merge, tps):
             assert np.array_equal(_bits(dispatched(patchify_merged_blocks, img, ps, merge, tps, norm)), _bits(want))
 
 
+@pytest.mark.parametrize("ps,merge,tps", GEOMETRIES)
+def test_qwen_u8_patches_equal_numpy(ps, merge, tps):
+    # norm=None: the uint8 pixels in the same layout (vLLM's do_rescale=False, do_normalize=False).
+    rng = np.random.default_rng(ps * 100 + merge * 10 + tps + 7)
+    step = ps * merge
+    for bh, bw in ((1, 1), (2, 3), (5, 2)):
+        img = rng.integers(0, 256, (bh * step, bw * step, 3), dtype=np.uint8)
+        want = portable(patchify_merged_blocks, img, ps, merge, tps, None)
+        got = native.patchify_qwen(img, None, ps, merge, tps)
+        assert want.dtype == got.dtype == np.uint8 and np.array_equal(got, want)
+        assert np.array_equal(dispatched(patchify_merged_blocks, img, ps, merge, tps, None), want)
+        frames = rng.integers(0, 256, (tps, bh * step, bw * step, 3), dtype=np.uint8)[:, :, ::-1][:, ::-1]
+        assert np.array_equal(native.patchify_qwen(frames, None, ps, merge, tps),
+                              portable(patchify_merged_blocks, frames, ps, merge, tps, None))
+
+
 @pytest.mark.parametrize("ps,merge,tps", [g for g in GEOMETRIES if g[2] > 1])
 def test_qwen_one_frame_per_temporal_slot(ps, merge, tps):
     # Slot t of every (c, t) plane comes from frame t: equal to the single-frame layouts
@@ -108,6 +124,11 @@ def test_bands_are_independent():
     for lo, hi in ((0, 3), (3, 4), (4, 4), (4, 8)):
         native._native.patchify_qwen(img, lut, banded, 14, 2, 2, lo, hi)
     assert np.array_equal(_bits(whole), _bits(banded))
+    whole = native.patchify_qwen(img, None, 14, 2, 2)
+    banded = np.zeros_like(whole)
+    for lo, hi in ((0, 5), (5, 5), (5, 8)):
+        native._native.patchify_qwen(img, None, banded, 14, 2, 2, lo, hi)
+    assert np.array_equal(whole, banded)
     whole = native.patchify_bf16(img, inkling.LUT, inkling.PAD_BITS, 40)
     banded = np.zeros_like(whole)
     for lo, hi in ((0, 1), (1, 5), (5, 6)):
@@ -120,11 +141,14 @@ def test_thread_count_independent(mode):
     rng = np.random.default_rng(13)
     img = rng.integers(0, 256, (28 * 24, 28 * 30, 3), dtype=np.uint8)
     want_q = portable(patchify_merged_blocks, img, 14, 2, 2, NORMS[0])
+    want_u = portable(patchify_merged_blocks, img, 14, 2, 2, None)
     want_b = portable(inkling.patchify, img, 40)
     par.set_threads(mode)
     try:
         got_q = dispatched(patchify_merged_blocks, img, 14, 2, 2, NORMS[0])
+        got_u = dispatched(patchify_merged_blocks, img, 14, 2, 2, None)
         got_b = dispatched(inkling.patchify, img, 40)
     finally:
         par.set_threads(None)
-    assert np.array_equal(_bits(got_q), _bits(want_q)) and np.array_equal(got_b, want_b)
+    assert np.array_equal(_bits(got_q), _bits(want_q)) and np.array_equal(got_u, want_u)
+    assert np.array_equal(got_b, want_b)

@@ -153,7 +153,7 @@ static int check_frames(const mmf_buf *b, Py_ssize_t tps, mmf_plane *frame, Py_s
     return 0;
 }
 
-/* patchify_qwen(frames, lut, out, ps, merge, tps, lo, hi) */
+/* patchify_qwen(frames, lut, out, ps, merge, tps, lo, hi): lut None writes uint8 patches into a uint8 out. */
 static PyObject *patchify_qwen(PyObject *self, PyObject *args) {
     (void)self;
     PyObject *o[3];
@@ -162,10 +162,11 @@ static PyObject *patchify_qwen(PyObject *self, PyObject *args) {
         return NULL;
     }
     mmf_buf b[3] = {{.held = 0}};
+    const int u8 = o[1] == Py_None;
     mmf_plane frame;
     Py_ssize_t n_frames, frame_stride;
     int ok = check_patch_args(ps, merge, tps) == 0 && mmf_take(o[0], &b[0], "frames", 'B', 0) == 0 &&
-             mmf_take(o[1], &b[1], "lut", 'f', 0) == 0 && mmf_take(o[2], &b[2], "out", 'f', 1) == 0 &&
+             (u8 || mmf_take(o[1], &b[1], "lut", 'f', 0) == 0) && mmf_take(o[2], &b[2], "out", u8 ? 'B' : 'f', 1) == 0 &&
              check_frames(&b[0], tps, &frame, &n_frames, &frame_stride) == 0;
     if (ok && (frame.rows % (ps * merge) || frame.width % (ps * merge))) {
         PyErr_Format(mmf_KernelError, "frames: %dx%d is not a multiple of patch %zd x merge %zd", frame.rows,
@@ -175,14 +176,14 @@ static PyObject *patchify_qwen(PyObject *self, PyObject *args) {
     if (ok) {
         const Py_ssize_t lut_shape[2] = {3, 256};
         const Py_ssize_t out_shape[2] = {(frame.rows / ps) * (frame.width / ps), 3 * tps * ps * ps};
-        ok = mmf_check_dense(&b[1], "lut", 2, lut_shape) == 0 && mmf_check_dense(&b[2], "out", 2, out_shape) == 0 &&
+        ok = (u8 || mmf_check_dense(&b[1], "lut", 2, lut_shape) == 0) && mmf_check_dense(&b[2], "out", 2, out_shape) == 0 &&
              mmf_check_band(lo, hi, frame.rows / (ps * merge), "merge-window rows") == 0 &&
              mmf_check_disjoint(&b[2], "out", &b[0], "frames") == 0 &&
-             mmf_check_disjoint(&b[2], "out", &b[1], "lut") == 0;
+             (u8 || mmf_check_disjoint(&b[2], "out", &b[1], "lut") == 0);
     }
     if (ok) {
         mmf_qwen_job job = {frame.data, frame_stride, frame.stride, (int)n_frames, frame.rows, frame.width,
-                            (int)ps, (int)merge, (int)tps, (const float *)b[1].view.buf, (float *)b[2].view.buf};
+                            (int)ps, (int)merge, (int)tps, u8 ? NULL : (const float *)b[1].view.buf, b[2].view.buf};
         Py_BEGIN_ALLOW_THREADS
         mmf_patchify_qwen(&job, (int)lo, (int)hi);
         Py_END_ALLOW_THREADS

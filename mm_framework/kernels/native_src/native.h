@@ -63,14 +63,15 @@ void mmf_resample_horizontal(const mmf_plane *src, const mmf_plane *dst, const m
 void mmf_resample_vertical(const mmf_plane *src, const mmf_plane *dst, const mmf_table *t, int lo, int hi);
 
 /* Qwen-VL merged-block patchify of merge-window rows [lo, hi) (docs/kernels.md).
- * `frames` holds n_frames HWC frames (n_frames is 1 or tps) `frame_stride` bytes apart. */
+ * `frames` holds n_frames HWC frames (n_frames is 1 or tps) `frame_stride` bytes apart.
+ * With `lut` the output is f32 table values; without it, the uint8 pixels themselves. */
 typedef struct {
     const uint8_t *frames;
     ptrdiff_t frame_stride, row_stride;
     int n_frames, height, width;
     int ps, merge, tps;
-    const float *lut; /* [3][256] */
-    float *out;       /* [(h/ps)*(w/ps)][3*tps*ps*ps] */
+    const float *lut; /* [3][256], or NULL for uint8 patches */
+    void *out;        /* [(h/ps)*(w/ps)][3*tps*ps*ps] f32, or uint8 without lut */
 } mmf_qwen_job;
 void mmf_patchify_qwen(const mmf_qwen_job *job, int lo, int hi);
 

@@ -7,30 +7,36 @@
 #include "native.h"
 
 /* One patch row of the output: for each channel c and temporal slot t, a ps x ps plane
- * of lut[c][pixel]; slots past the frames given copy slot 0 (a single still frame is
- * repeated, as the reference repeats it). */
-MMF_HOT static void qwen_patch(const mmf_qwen_job *j, int y0, int x0, float *out) {
-    const int ps = j->ps, p2 = ps * ps;
-    for (int c = 0; c < 3; c++) {
-        const float *lut = j->lut + 256 * c;
-        float *plane0 = out + (size_t)c * j->tps * p2;
-        for (int t = 0; t < j->tps; t++) {
-            float *o = plane0 + (size_t)t * p2;
-            if (t >= j->n_frames) {
-                memcpy(o, plane0, sizeof(float) * (size_t)p2);
-                continue;
-            }
-            const uint8_t *frame = j->frames + t * j->frame_stride;
-            for (int py = 0; py < ps; py++) {
-                const uint8_t *in = frame + (ptrdiff_t)(y0 + py) * j->row_stride + (size_t)x0 * 3 + c;
-                for (int px = 0; px < ps; px++) {
-                    o[px] = lut[in[3 * px]];
-                }
-                o += ps;
-            }
-        }
+ * of VALUE(c, pixel) (lut[c][pixel], or the pixel itself for uint8 patches); slots past
+ * the frames given copy slot 0 (a single still frame is repeated, as the reference repeats
+ * it). One body for both element types, so the two layouts cannot drift apart; channel
+ * planes outermost measured fastest for f32 (one table and one write stream at a time). */
+#define QWEN_PATCH(NAME, TYPE, VALUE)                                                                   \
+    MMF_HOT static void NAME(const mmf_qwen_job *j, int y0, int x0, TYPE *out) {                      \
+        const int ps = j->ps, p2 = ps * ps;                                                             \
+        for (int c = 0; c < 3; c++) {                                                                   \
+            TYPE *plane0 = out + (size_t)c * j->tps * p2;                                               \
+            for (int t = 0; t < j->tps; t++) {                                                          \
+                TYPE *o = plane0 + (size_t)t * p2;                                                      \
+                if (t >= j->n_frames) {                                                                 \
+                    memcpy(o, plane0, sizeof(TYPE) * (size_t)p2);                                       \
+                    continue;                                                                           \
+                }                                                                                       \
+                const uint8_t *frame = j->frames + t * j->frame_stride;                                 \
+                for (int py = 0; py < ps; py++, o += ps) {                                              \
+                    const uint8_t *in = frame + (ptrdiff_t)(y0 + py) * j->row_stride + (size_t)x0 * 3 + c; \
+                    for (int px = 0; px < ps; px++) {                                                   \
+                        o[px] = VALUE(c, in[3 * px]);                                                   \
+                    }                                                                                   \
+                }                                                                                       \
+            }                                                                                           \
+        }                                                                                               \
     }
-}
+
+#define TABLE_VALUE(c, v) j->lut[256 * (c) + (v)]
+#define PIXEL_VALUE(c, v) (v)
+QWEN_PATCH(qwen_patch_f32, float, TABLE_VALUE)
+QWEN_PATCH(qwen_patch_u8, uint8_t, PIXEL_VALUE)
 
 void mmf_patchify_qwen(const mmf_qwen_job *j, int lo, int hi) {
     const int step = j->ps * j->merge;
@@ -41,7 +47,12 @@ void mmf_patchify_qwen(const mmf_qwen_job *j, int lo, int hi) {
             for (int my = 0; my < j->merge; my++) {
                 for (int mx = 0; mx < j->merge; mx++) {
                     size_t row = (((size_t)by * bw + bx) * j->merge + my) * j->merge + mx;
-                    qwen_patch(j, by * step + my * j->ps, bx * step + mx * j->ps, j->out + row * row_values);
+                    int y0 = by * step + my * j->ps, x0 = bx * step + mx * j->ps;
+                    if (j->lut) {
+                        qwen_patch_f32(j, y0, x0, (float *)j->out + row * row_values);
+                    } else {
+                        qwen_patch_u8(j, y0, x0, (uint8_t *)j->out + row * row_values);
+                    }
                 }
             }
         }
