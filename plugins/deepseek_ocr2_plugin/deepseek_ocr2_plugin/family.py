@@ -132,8 +132,10 @@ class DeepseekOcr2Family:
 
     @mmp.hookimpl
     def mm_layout(self, input_ids: np.ndarray, geometries: Sequence[Any]) -> mmp.TokenLayout:
-        return mmp.layout_by_placeholder(input_ids, self.spec.image_token_id,
-                                         [self.tokens(_crops(g)) for g in geometries])
+        image = self.spec.image_token_id
+        counts = [self.tokens(_crops(g)) for g in geometries]
+        return mmp.layout_by_placeholders(input_ids, {"image": image}, ["image"] * len(counts),
+                                          lambda i: mmp.Repeat(image, counts[i]))
 
     @mmp.hookimpl
     def mm_plan_item(self, header: mmp.ImageHeader) -> mmp.ItemPlan:
