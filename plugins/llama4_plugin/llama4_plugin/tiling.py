@@ -105,6 +105,8 @@ def resize_size(height: int, width: int, canvas: tuple[int, int], tile: int, to_
     return max(new_h, 1), max(new_w, 1)
 
 
+# Planning, processing and counting each ask for an image's grid; sizes recur across requests.
+@functools.lru_cache(maxsize=4096)
 def tile_grid(height: int, width: int, tile: int, max_patches: int, to_max: bool) -> TileGrid:
     """The :class:`TileGrid` of a ``width`` x ``height`` image."""
     canvas = best_fit(height, width, supported_resolutions(max_patches, tile), to_max)
