@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import par
 from ..errors import InternalError, SpecError
+from . import native
 from .norm import _channel_params
 
 _NAN_BITS = np.uint16(0x7FC0)
@@ -51,14 +52,19 @@ def normalize_lut_bf16(mean: Sequence[float], std: Sequence[float], rescale_fact
 
 def apply_bf16_lut(lut: np.ndarray, rgb: np.ndarray, out: np.ndarray) -> None:
     """HWC uint8 ``rgb`` -> ``out`` uint16 ``[3, h, w]`` (bf16 bits, a model's CHW layout)
-    through the ``[3, 256]`` table ``lut``, a band of rows per task on :func:`par.for_chunks`."""
+    through the ``[3, 256]`` table ``lut``, a band of rows per task on :func:`par.for_chunks`
+    (the native kernel when it is in use, else numpy's gather: the same bits)."""
     if lut.dtype != np.uint16 or lut.shape != (3, 256):
         raise InternalError(f"bf16 table must be uint16 [3, 256], got {lut.dtype} {lut.shape}")
     height, width = rgb.shape[:2]
 
-    def run(a: int, b: int) -> None:
-        for c in range(3):
-            # uint8 indices are always in range: "clip" only skips the bounds check.
-            np.take(lut[c], rgb[a:b, :, c], out=out[c, a:b], mode="clip")
+    if native.use_native():
+        def run(a: int, b: int) -> None:
+            native.lut_chw_u16(rgb, lut, out, a, b)
+    else:
+        def run(a: int, b: int) -> None:
+            for c in range(3):
+                # uint8 indices are always in range: "clip" only skips the bounds check.
+                np.take(lut[c], rgb[a:b, :, c], out=out[c, a:b], mode="clip")
 
     par.for_chunks(run, height, par.rows_per_worker(height, height * width))

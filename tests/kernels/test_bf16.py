@@ -59,3 +59,39 @@ def test_table_equals_torch(seed):
     ref = tvf.normalize(u8.to(torch.bfloat16) * r, mean, std)
     want = ref.view(torch.int16).numpy().view(np.uint16)[:, 0, :]
     assert (kernels.normalize_lut_bf16(mean, std, r) == want).all()
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (37, 23), (336, 336), (5, 1000)])
+def test_native_and_portable_give_the_same_bits(shape):
+    from mm_framework.kernels import native
+
+    if not native.built():
+        pytest.skip(f"native kernels not built: {native.missing_cause()}")
+    rng = np.random.default_rng(sum(shape))
+    lut = rng.integers(0, 1 << 16, (3, 256), dtype=np.uint16)
+    canvas = rng.integers(0, 256, (shape[0] + 3, shape[1] + 7, 3), dtype=np.uint8)
+    tile = canvas[2:2 + shape[0], 5:5 + shape[1]]  # rows a canvas width apart
+    got = {}
+    for mode in ("native", "portable"):
+        native.set_mode(mode)
+        try:
+            out = np.empty((3, *shape), dtype=np.uint16)
+            kernels.apply_bf16_lut(lut, tile, out)
+            got[mode] = out
+        finally:
+            native.set_mode(None)
+    assert np.array_equal(got["native"], got["portable"])
+    assert np.array_equal(got["native"], np.stack([lut[c][tile[:, :, c]] for c in range(3)]))
+
+
+def test_native_kernel_checks_its_arguments():
+    from mm_framework.kernels import native
+
+    if not native.built():
+        pytest.skip(f"native kernels not built: {native.missing_cause()}")
+    lut = np.zeros((3, 256), np.uint16)
+    rgb = np.zeros((4, 5, 3), np.uint8)
+    with pytest.raises(Exception, match="out"):
+        native.lut_chw_u16(rgb, lut, np.zeros((3, 4, 6), np.uint16), 0, 4)
+    with pytest.raises(Exception, match="rows"):
+        native.lut_chw_u16(rgb, lut, np.zeros((3, 4, 5), np.uint16), 0, 9)
