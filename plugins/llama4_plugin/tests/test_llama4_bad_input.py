@@ -55,8 +55,12 @@ def test_bad_item_option_names_the_option_and_item(pipe, jpeg, option, match):
 
 
 def test_bad_request_option_is_refused(pipe, jpeg):
-    with pytest.raises(mmf.SpecError, match=r"max_patches"):
-        pipe.process(mmf.MmInput(images=[jpeg], input_ids=[IMAGE], options={"image": {"max_patches": -3}}))
+    with pytest.raises(mmf.SpecError, match=r"item 0: processor option max_patches=-3.*greater than zero"):
+        pipe.process(mmf.MmInput(images=[jpeg], input_ids=[IMAGE], options={"max_patches": -3}))
+    with pytest.raises(mmf.SpecError, match=r"processor option 'image' is not one family 'llama4' takes"):
+        pipe.process(mmf.MmInput(images=[jpeg], input_ids=[IMAGE], options={"image": {"max_patches": 2}}))
+    out = pipe.process(mmf.MmInput(images=[jpeg], input_ids=[IMAGE], options={"max_patches": 2}))
+    assert (out.items[0].geometry.rows, out.items[0].geometry.cols) == (1, 2)
 
 
 def test_item_option_changes_one_image(pipe, jpeg):
