@@ -6,6 +6,7 @@ This is one of the three modules a family plugin may import (with ``mm_framework
 
 * :mod:`.sizing`: the size a reference resizes to (``smart_resize``, ``scaled_dims``);
 * :mod:`.norm`: rescale + normalize as exact per-channel tables (``ChannelNorm``);
+* :mod:`.bf16`: bfloat16 bits and the exact bf16 rescale + normalize table (Llama 4's);
 * :mod:`.patchify`: normalized pixels written straight into a model's patch layout;
 * :mod:`.resize`: the exact uint8 resizers (Pillow's, and ATen's in :mod:`.aten`);
 * :mod:`.native`: the optional C kernels behind them (``MM_FRAMEWORK_KERNELS``,
@@ -26,6 +27,7 @@ from .norm import (
     ChannelNorm, channel_norm_fused, channel_norm_pil, channel_norm_steps, normalize_lut_fused, normalize_lut_pil,
     normalize_lut_recip,
 )
+from .bf16 import apply_bf16_lut, bf16_bits, bf16_widen, normalize_lut_bf16
 from .native import active as kernel_mode
 from .native import patchify_bf16, simd_level
 from .patchify import patchify_merged_blocks
@@ -45,7 +47,10 @@ __all__ = [
     "TORCHVISION_RESAMPLERS",
     "TRANSFORMERS_RESAMPLE",
     "WhisperMel",
+    "apply_bf16_lut",
     "aten_coeffs",
+    "bf16_bits",
+    "bf16_widen",
     "channel_norm_fused",
     "channel_norm_pil",
     "channel_norm_steps",
@@ -56,6 +61,7 @@ __all__ = [
     "for_chunks",
     "kernel_mode",
     "normalize_lut_fused",
+    "normalize_lut_bf16",
     "normalize_lut_pil",
     "normalize_lut_recip",
     "patchify_bf16",

@@ -280,3 +280,9 @@ def patchify_bf16(rgb: np.ndarray, lut: np.ndarray, pad: np.ndarray, ps: int) ->
 
     par.for_chunks(run, nph, _rows(nph, h * w))
     return out
+
+
+def lut_chw_u16(rgb: np.ndarray, lut: np.ndarray, out: np.ndarray, lo: int, hi: int) -> None:
+    """Rows ``[lo, hi)`` of HWC uint8 ``rgb`` through the uint16 ``[3, 256]`` ``lut`` into the
+    uint16 ``[3, h, w]`` ``out`` (rows of ``rgb`` may lie any stride apart: a tile of a canvas)."""
+    _call("lut_chw_u16", _row_contiguous(rgb), lut, out, lo, hi)

@@ -96,14 +96,16 @@ class ReferenceRequest(NamedTuple):
 
 
 def reference_request(proc, text: str, names: Sequence[str], make: Callable[[str], bytes], entry: str, tmp: str, *,
-                      sizes: bool = True, add_special_tokens: bool = True, **call: Any) -> ReferenceRequest:
+                      sizes: bool = True, add_special_tokens: bool = True, return_tensors: str = "np",
+                      **call: Any) -> ReferenceRequest:
     """One request through the reference processor ``proc``, as a user makes it.
 
     The images ``names`` (bytes from ``make``) reach it as files under ``tmp`` for the
     ``"path"`` entry (``load_image`` decodes them), else as ``PIL.Image`` objects opened on
     the bytes. Each image's case entry is its name and blake3, plus its byte count, size
     and mode when ``sizes``. ``add_special_tokens=False`` goes to the tokenizer and the
-    processor alike; ``call`` to the processor.
+    processor alike; ``call`` to the processor. ``return_tensors="pt"`` is for a processor whose
+    arrays numpy cannot hold (bfloat16 pixel values).
     """
     datas = [make(n) for n in names]
     entries = [{"name": n, "blake3": digest(d)} for n, d in zip(names, datas)]
@@ -122,7 +124,7 @@ def reference_request(proc, text: str, names: Sequence[str], make: Callable[[str
     prompt_ids = [int(i) for i in proc.tokenizer(text, **tokens)["input_ids"]]
     case: dict[str, Any] = {"prompt_ids": prompt_ids, "images": entries}
     try:
-        out = proc(text=[text], images=inputs, return_tensors="np", **tokens, **call)
+        out = proc(text=[text], images=inputs, return_tensors=return_tensors, **tokens, **call)
     except Exception as e:  # the reference rejected the request
         case["reference_error"] = f"{type(e).__name__}: {e}"
         out = None

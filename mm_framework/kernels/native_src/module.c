@@ -230,6 +230,40 @@ static PyObject *patchify_bf16(PyObject *self, PyObject *args) {
     return ok ? Py_NewRef(Py_None) : NULL;
 }
 
+/* lut_chw_u16(rgb, lut, out, lo, hi) */
+static PyObject *lut_chw_u16(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *o[3];
+    Py_ssize_t lo, hi;
+    if (!PyArg_ParseTuple(args, "OOOnn", &o[0], &o[1], &o[2], &lo, &hi)) {
+        return NULL;
+    }
+    mmf_buf b[3] = {{.held = 0}};
+    mmf_plane img;
+    int ok = mmf_take(o[0], &b[0], "rgb", 'B', 0) == 0 && mmf_take(o[1], &b[1], "lut", 'H', 0) == 0 &&
+             mmf_take(o[2], &b[2], "out", 'H', 1) == 0;
+    if (ok && b[0].view.ndim != 3) {
+        PyErr_Format(mmf_KernelError, "rgb: expected [h, w, 3], got %d dimensions", b[0].view.ndim);
+        ok = 0;
+    }
+    ok = ok && mmf_check_plane(&b[0], "rgb", "3", &img) == 0;
+    if (ok) {
+        const Py_ssize_t lut_shape[2] = {3, 256}, out_shape[3] = {3, img.rows, img.width};
+        ok = mmf_check_dense(&b[1], "lut", 2, lut_shape) == 0 && mmf_check_dense(&b[2], "out", 3, out_shape) == 0 &&
+             mmf_check_band(lo, hi, img.rows, "rows") == 0 && mmf_check_disjoint(&b[2], "out", &b[0], "rgb") == 0 &&
+             mmf_check_disjoint(&b[2], "out", &b[1], "lut") == 0;
+    }
+    if (ok) {
+        mmf_lut_chw_job job = {img.data, img.stride, img.rows, img.width, (const uint16_t *)b[1].view.buf,
+                               (uint16_t *)b[2].view.buf};
+        Py_BEGIN_ALLOW_THREADS
+        mmf_lut_chw_u16(&job, (int)lo, (int)hi);
+        Py_END_ALLOW_THREADS
+    }
+    mmf_release(b, 3);
+    return ok ? Py_NewRef(Py_None) : NULL;
+}
+
 static PyMethodDef methods[] = {
     {"simd_level", simd_level, METH_NOARGS, "SIMD level of the kernels in use: 'avx2' or 'baseline'."},
     {"pil_coeffs", pil_coeffs, METH_VARARGS, "(in_size, out_size, filter) -> (ksize, bounds, weights) bytes."},
@@ -237,6 +271,7 @@ static PyMethodDef methods[] = {
     {"resample_vertical", resample_vertical, METH_VARARGS, "(src, dst, bounds, weights, precision, lo, hi)"},
     {"patchify_qwen", patchify_qwen, METH_VARARGS, "(frames, lut, out, ps, merge, tps, lo, hi)"},
     {"patchify_bf16", patchify_bf16, METH_VARARGS, "(rgb, lut, pad, out, ps, lo, hi)"},
+    {"lut_chw_u16", lut_chw_u16, METH_VARARGS, "(rgb, lut, out, lo, hi)"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -86,4 +86,14 @@ typedef struct {
 } mmf_bf16_job;
 void mmf_patchify_bf16(const mmf_bf16_job *job, int lo, int hi);
 
+/* An HWC u8 image through a [3][256] u16 table into CHW planes, rows [lo, hi). */
+typedef struct {
+    const uint8_t *rgb;
+    ptrdiff_t row_stride;
+    int height, width;
+    const uint16_t *lut; /* [3][256] */
+    uint16_t *out;       /* [3][h][w] */
+} mmf_lut_chw_job;
+void mmf_lut_chw_u16(const mmf_lut_chw_job *job, int lo, int hi);
+
 #endif

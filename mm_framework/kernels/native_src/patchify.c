@@ -94,3 +94,19 @@ void mmf_patchify_bf16(const mmf_bf16_job *j, int lo, int hi) {
         }
     }
 }
+
+/* Rows [lo, hi) of a [3, h, w] plane set through a [3][256] u16 table (docs/kernels.md,
+ * "bf16 tables"): each output value is one lookup of its pixel's channel. */
+void mmf_lut_chw_u16(const mmf_lut_chw_job *j, int lo, int hi) {
+    const size_t plane = (size_t)j->height * j->width;
+    const uint16_t *l0 = j->lut, *l1 = j->lut + 256, *l2 = j->lut + 512;
+    for (int y = lo; y < hi; y++) {
+        const uint8_t *in = j->rgb + (ptrdiff_t)y * j->row_stride;
+        uint16_t *o0 = j->out + (size_t)y * j->width, *o1 = o0 + plane, *o2 = o1 + plane;
+        for (int x = 0; x < j->width; x++) {
+            o0[x] = l0[in[3 * x]];
+            o1[x] = l1[in[3 * x + 1]];
+            o2[x] = l2[in[3 * x + 2]];
+        }
+    }
+}
