@@ -15,6 +15,9 @@ length, and a stream ending short of it by at most one codec frame is padded wit
 Decoding stops at the header's length, which was checked against ``max_audio_seconds``, so a
 header understating its stream bounds nothing but what is kept.
 
+A video item's own track, for a family that asks for it (``DecodeOptions.video_audio``), is
+read by the same code (:func:`track_header`, :func:`decode_track`), ``None`` for a silent clip.
+
 PyAV is the ``video`` extra, imported when such an item arrives.
 """
 
