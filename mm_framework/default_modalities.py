@@ -7,8 +7,8 @@ clips are decoded with PyAV (only the frames the family's ``mm_sample_frames`` p
 caller decoded; a family that asks for it (``DecodeOptions.video_audio``) also gets the
 clip's audio track, the file's through :mod:`.media.audio_av` or ``VideoFrames.audio``
 (both limited as audio items). Audio: encoded files are decoded with soundfile to
-source-rate mono float32 (:mod:`.media.audio`, the ``audio`` extra); :class:`~.carriers.Audio` holds samples
-the caller decoded. The family resamples to its rate (``mm_framework.kernels.resample``).
+source-rate mono float32 (:mod:`.media.audio`, the ``audio`` extra); :class:`~.carriers.Audio`
+holds samples the caller decoded. The family resamples to its rate (``mm_framework.kernels.resample``).
 """
 
 from __future__ import annotations
@@ -99,13 +99,10 @@ class VideoModality(Modality):
         return None
 
     def probe(self, source: Any, item: ItemContext) -> ClipHeader:
-        if isinstance(source, DecodedClip):
-            header = source.clip.header
-            track = source.audio.header if source.audio is not None else None
-        else:
-            header = read_header(source)
-            track = audio_av.track_header(source, item.limits) if item.decode_options.video_audio else None
-        return attrs.evolve(header, audio=track) if item.decode_options.video_audio else header
+        header = source.clip.header if isinstance(source, DecodedClip) else read_header(source)
+        if not item.decode_options.video_audio:
+            return header
+        return attrs.evolve(header, audio=self._track(source, item, lambda t: t.header, audio_av.track_header))
 
     def decode(self, source: Any, item: ItemContext) -> VideoClip:
         hooks, limits = item.hooks, item.limits
@@ -113,16 +110,24 @@ class VideoModality(Modality):
             if isinstance(source, DecodedClip):
                 chosen = hooks.sample_frames(source.clip.header, item.index)
                 clip = source.clip if chosen is None else select_frames(source.clip, chosen)
-                track = source.audio.audio if source.audio is not None else None
             else:
                 clip = decode_clip(
                     source, lambda header: hooks.sample_frames(header, item.index),
                     max_frames=limits.max_video_frames, max_pixels=limits.max_video_pixels,
                 )
-                track = audio_av.decode_track(source, limits) if item.decode_options.video_audio else None
+            if not item.decode_options.video_audio:
+                return clip
+            return attrs.evolve(clip, audio=self._track(source, item, lambda t: t.audio, audio_av.decode_track))
         except MmError as e:
             raise e.at_item(item.index) from None
-        return attrs.evolve(clip, audio=track) if item.decode_options.video_audio else clip
+
+    @staticmethod
+    def _track(source: Any, item: ItemContext, given: Any, read: Any) -> Any:
+        """The clip's audio track (``None`` without one): ``given(source.audio)`` for frames
+        given with their ``Audio``, ``read(bytes, limits)`` for a file."""
+        if isinstance(source, DecodedClip):
+            return None if source.audio is None else given(source.audio)
+        return read(source, item.limits)
 
     def header_of(self, media: VideoClip) -> ClipHeader:
         return media.header

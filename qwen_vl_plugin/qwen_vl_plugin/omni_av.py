@@ -13,7 +13,7 @@ part.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 import numpy as np
 
@@ -43,6 +43,15 @@ def audio_bounds(n: int, per_chunk: int) -> list[tuple[int, int]]:
     return [(s, min(s + per_chunk, n)) for s in range(0, n, per_chunk)]
 
 
+def interleave(video: list[tuple[int, int]], audio: list[tuple[int, int]]) -> Iterator[tuple[str, tuple[int, int]]]:
+    """Chunk ``c`` of the video, then chunk ``c`` of the audio, while either has one."""
+    for c in range(max(len(video), len(audio))):
+        if c < len(video):
+            yield "video", video[c]
+        if c < len(audio):
+            yield "audio", audio[c]
+
+
 def interleaved_ids(
     t: int, frame_tokens: int, second_per_grid: float, audio_tokens: int, *, pps: int, ids: dict[str, int]
 ) -> list[int]:
@@ -52,13 +61,9 @@ def interleaved_ids(
     times = (np.arange(t, dtype=np.int64) * second_per_grid * pps).tolist()
     per_chunk = int(pps * SECONDS_PER_CHUNK)
     video = chunk_bounds(((x, frame_tokens) for x in times), t * frame_tokens, per_chunk)
-    audio = audio_bounds(audio_tokens, per_chunk)
     out = [ids["audio_start"]]
-    for c in range(max(len(video), len(audio))):
-        if c < len(video):
-            out += [ids["video"]] * (video[c][1] - video[c][0])
-        if c < len(audio):
-            out += [ids["audio"]] * (audio[c][1] - audio[c][0])
+    for side, (a, b) in interleave(video, audio_bounds(audio_tokens, per_chunk)):
+        out += [ids[side]] * (b - a)
     out.append(ids["audio_end"])
     return out
 
@@ -80,12 +85,7 @@ def interleaved_positions(
     audio = np.broadcast_to(base + np.arange(audio_tokens, dtype=np.int64), (3, audio_tokens))
     per_chunk = int(pps * SECONDS_PER_CHUNK)
     vb = chunk_bounds(((int(x), per_frame) for x in temporal), video.shape[1], per_chunk)
-    ab = audio_bounds(audio_tokens, per_chunk)
-    parts = []
-    for c in range(max(len(vb), len(ab))):
-        if c < len(vb):
-            parts.append(video[:, vb[c][0]:vb[c][1]])
-        if c < len(ab):
-            parts.append(audio[:, ab[c][0]:ab[c][1]])
-    # Never empty: each side's last chunk runs to its end, and the audio's chunks are all full.
+    rows = {"video": video, "audio": audio}
+    parts = [rows[side][:, a:b] for side, (a, b) in interleave(vb, audio_bounds(audio_tokens, per_chunk))]
+    # The last part is never empty: it is the last chunk of a side, which ends at that side's end.
     return np.concatenate(parts, axis=1), int(parts[-1].max()) + 1
