@@ -13,7 +13,7 @@ import attrs
 import numpy as np
 
 from .checks import check_int, check_rgb
-from .errors import InternalError, MediaError
+from .errors import InternalError, InvalidInputError, MediaError
 
 DType = Literal["f32", "i64", "bf16", "u8"]
 
@@ -354,6 +354,9 @@ class ClipHeader:
     duration: float | None = None
     codec: str | None = None
     pixel_format: str | None = None  # None until the decoder has seen a frame (rare)
+    # The clip's audio track, read only when the family asks for it (DecodeOptions.video_audio);
+    # None also for a clip without one.
+    audio: AudioHeader | None = None
 
 
 # The highest rate audio is distributed at (DXD/"32-bit 384 kHz" masters) and the most
@@ -417,6 +420,10 @@ class DecodeOptions:
     that runs through Pillow, which then need not rebuild one from the array; set it to
     ``kernels.resize_wants_source(resampler)``. It changes no byte, so equal options with
     and without it decode alike (and share cache entries).
+
+    ``video_audio``: a video item also brings its audio track (``ClipHeader.audio``,
+    ``VideoClip.audio``: source-rate mono, as the audio modality decodes it), for families
+    that interleave a clip with its sound (docs/video.md, "Audio tracks").
     """
 
     alpha: Literal["composite", "drop", "composite_rgba"] = attrs.field(
@@ -426,6 +433,7 @@ class DecodeOptions:
     max_pixels: int | None = None
     formats: tuple[str, ...] = attrs.field(default=DEFAULT_FORMATS, converter=tuple)
     keep_source: bool = attrs.field(default=False, eq=False)
+    video_audio: bool = False
 
 
 def _size(value: Any) -> tuple[int, int] | None:
@@ -503,12 +511,20 @@ class VideoFrames:
     """A clip the caller already decoded: ``frames`` is one ``[T, H, W, 3]`` uint8 array or
     a sequence of frames (``[H, W, 3]`` uint8 arrays, PIL images, or encoded image sources),
     with the metadata transformers takes alongside arrays: the source ``fps``, and the
-    source frame ``indices`` of the frames with the source's ``total_frames``."""
+    source frame ``indices`` of the frames with the source's ``total_frames``. ``audio``:
+    the clip's decoded audio track (an :class:`Audio`), used by families that ask for it
+    (``DecodeOptions.video_audio``) and ignored by the others, as an encoded clip's track."""
 
     frames: Any = attrs.field(repr=False)
     fps: float | None = None
     indices: tuple[int, ...] | None = attrs.field(default=None, converter=lambda v: None if v is None else tuple(v))
     total_frames: int | None = None
+    audio: Audio | None = attrs.field(default=None)
+
+    @audio.validator
+    def _check_audio(self, _attr: Any, value: Any) -> None:
+        if value is not None and not isinstance(value, Audio):
+            raise InvalidInputError(f"VideoFrames audio must be an mm_framework.Audio, got {type(value).__name__}")
 
 
 @attrs.frozen

@@ -4,15 +4,18 @@ Images: encoded bytes are decoded by the family's ``mm_decode`` (the core Pillow
 by default); a ``PIL.Image.Image`` or uint8 array is taken as pixels. Videos: encoded
 clips are decoded with PyAV (only the frames the family's ``mm_sample_frames`` picks); a
 ``[T, H, W, 3]`` array, a list of frames or :class:`~.carriers.VideoFrames` are frames the
-caller decoded. Audio: encoded files are decoded with soundfile to source-rate mono
-float32 (:mod:`.media.audio`, the ``audio`` extra); :class:`~.carriers.Audio` holds samples
-the caller decoded. The family resamples to its rate (``mm_framework.kernels.resample``).
+caller decoded; a family that asks for it (``DecodeOptions.video_audio``) also gets the
+clip's audio track, the file's through :mod:`.media.audio_av` or ``VideoFrames.audio``
+(both limited as audio items). Audio: encoded files are decoded with soundfile to
+source-rate mono float32 (:mod:`.media.audio`, the ``audio`` extra); :class:`~.carriers.Audio`
+holds samples the caller decoded. The family resamples to its rate (``mm_framework.kernels.resample``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import attrs
 import numpy as np
 from PIL import Image
 
@@ -20,6 +23,7 @@ from .carriers import Audio, AudioHeader, ClipHeader, DecodedAudio, DecodedImage
 from .errors import InvalidInputError, LimitExceededError, MmError
 from .hookspecs import hookimpl
 from .limits import Limits
+from .media import audio_av
 from .media.audio import TakenAudio, check_seconds, decode_audio, read_header as read_audio_header, take_audio
 from .media.clips import DecodedClip, take_clip
 from .media.decode import decoded_size
@@ -95,22 +99,35 @@ class VideoModality(Modality):
         return None
 
     def probe(self, source: Any, item: ItemContext) -> ClipHeader:
-        if isinstance(source, DecodedClip):
-            return source.clip.header
-        return read_header(source)
+        header = source.clip.header if isinstance(source, DecodedClip) else read_header(source)
+        if not item.decode_options.video_audio:
+            return header
+        return attrs.evolve(header, audio=self._track(source, item, lambda t: t.header, audio_av.track_header))
 
     def decode(self, source: Any, item: ItemContext) -> VideoClip:
         hooks, limits = item.hooks, item.limits
         try:
             if isinstance(source, DecodedClip):
                 chosen = hooks.sample_frames(source.clip.header, item.index)
-                return source.clip if chosen is None else select_frames(source.clip, chosen)
-            return decode_clip(
-                source, lambda header: hooks.sample_frames(header, item.index),
-                max_frames=limits.max_video_frames, max_pixels=limits.max_video_pixels,
-            )
+                clip = source.clip if chosen is None else select_frames(source.clip, chosen)
+            else:
+                clip = decode_clip(
+                    source, lambda header: hooks.sample_frames(header, item.index),
+                    max_frames=limits.max_video_frames, max_pixels=limits.max_video_pixels,
+                )
+            if not item.decode_options.video_audio:
+                return clip
+            return attrs.evolve(clip, audio=self._track(source, item, lambda t: t.audio, audio_av.decode_track))
         except MmError as e:
             raise e.at_item(item.index) from None
+
+    @staticmethod
+    def _track(source: Any, item: ItemContext, given: Any, read: Any) -> Any:
+        """The clip's audio track (``None`` without one): ``given(source.audio)`` for frames
+        given with their ``Audio``, ``read(bytes, limits)`` for a file."""
+        if isinstance(source, DecodedClip):
+            return None if source.audio is None else given(source.audio)
+        return read(source, item.limits)
 
     def header_of(self, media: VideoClip) -> ClipHeader:
         return media.header

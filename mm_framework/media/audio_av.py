@@ -15,6 +15,9 @@ length, and a stream ending short of it by at most one codec frame is padded wit
 Decoding stops at the header's length, which was checked against ``max_audio_seconds``, so a
 header understating its stream bounds nothing but what is kept.
 
+A video item's own track, for a family that asks for it (``DecodeOptions.video_audio``), is
+read by the same code (:func:`track_header`, :func:`decode_track`), ``None`` for a silent clip.
+
 PyAV is the ``video`` extra, imported when such an item arrives.
 """
 
@@ -32,6 +35,8 @@ from ..limits import Limits
 from .audio_samples import check_finite, check_seconds, downmix
 from .video import EXTRA, _refuse_nested_open, _why
 
+# How messages name the container of a video clip's audio track.
+TRACK = "video clip"
 # PyAV sample formats (planar ones end in "p") and the scale libsndfile reads them with.
 _SCALE = {"u8": None, "s16": 1 / (1 << 15), "s32": 1 / (1 << 31), "flt": 1.0, "dbl": 1.0}
 
@@ -45,8 +50,9 @@ def _av(container: str) -> Any:
     return av
 
 
-def _open(data: bytes, container: str) -> tuple[Any, Any, Any]:
-    """PyAV, the opened container and its first audio stream."""
+def _open(data: bytes, container: str, *, optional: bool = False) -> tuple[Any, Any, Any] | None:
+    """PyAV, the opened container and its first audio stream; ``None`` for a container
+    without one when ``optional`` (a video clip's track)."""
     av = _av(container)
     try:
         box = av.open(io.BytesIO(data), mode="r", io_open=_refuse_nested_open, metadata_errors="replace")
@@ -55,6 +61,8 @@ def _open(data: bytes, container: str) -> tuple[Any, Any, Any]:
     if not box.streams.audio:
         kinds = sorted({s.type for s in box.streams}) or ["none"]
         box.close()
+        if optional:
+            return None
         raise MediaError(f"audio: no audio stream in the {container} file (streams: {', '.join(kinds)})")
     return av, box, box.streams.audio[0]
 
@@ -75,7 +83,19 @@ def _header(box: Any, stream: Any, container: str) -> AudioHeader:
 
 def read_header(data: bytes, limits: Limits, container: str) -> AudioHeader:
     """The header of an MP4/Matroska audio stream, read without decoding a sample."""
-    _, box, stream = _open(data, container)
+    return _read_header(_open(data, container), limits, container)
+
+
+def track_header(data: bytes, limits: Limits) -> AudioHeader | None:
+    """The header of a video clip's audio track (its first audio stream), ``None`` for a
+    clip without one; limits checked."""
+    return _read_header(_open(data, TRACK, optional=True), limits, TRACK)
+
+
+def _read_header(opened: tuple[Any, Any, Any] | None, limits: Limits, container: str) -> AudioHeader | None:
+    if opened is None:
+        return None
+    _, box, stream = opened
     with box:
         header = _header(box, stream, container)
     check_seconds(header, limits)
@@ -103,7 +123,19 @@ def _samples(frame: Any, header: AudioHeader) -> np.ndarray:
 
 def decode_audio(data: bytes, limits: Limits, container: str) -> DecodedAudio:
     """The first audio stream as float32 mono at its own rate, of the header's length."""
-    av, box, stream = _open(data, container)
+    return _decode(_open(data, container), limits, container)
+
+
+def decode_track(data: bytes, limits: Limits) -> DecodedAudio | None:
+    """A video clip's audio track as :func:`decode_audio` decodes an audio file, ``None``
+    for a clip without one."""
+    return _decode(_open(data, TRACK, optional=True), limits, TRACK)
+
+
+def _decode(opened: tuple[Any, Any, Any] | None, limits: Limits, container: str) -> DecodedAudio | None:
+    if opened is None:
+        return None
+    av, box, stream = opened
     with box:
         header = _header(box, stream, container)
         check_seconds(header, limits)

@@ -22,6 +22,7 @@ from PIL import Image
 from ..carriers import DecodeOptions, VideoFrames
 from ..errors import LimitExceededError
 from ..limits import Limits
+from .audio import TakenAudio, take_audio
 from .decode import decode_rgb, pil_to_rgb
 from .policy import ByteBudget
 from .video import VideoClip
@@ -34,8 +35,12 @@ _FRAME_DECODE = DecodeOptions(alpha="drop", exif_transpose=True)
 
 @attrs.frozen(eq=False)
 class DecodedClip:
+    """The frames, and the audio track the caller gave (``VideoFrames.audio``), which the
+    clip carries only for a family that asks for it."""
+
     clip: VideoClip
     hash: int
+    audio: TakenAudio | None = None
 
 
 def _frame_array(frame: Any, fetch: Callable[[Any], bytes], max_pixels: int) -> Any:
@@ -62,7 +67,10 @@ def take_clip(
     )
     if not budget.claim(clip.frames.nbytes):
         raise LimitExceededError(f"decoded video of {clip.frames.nbytes} bytes exceeds the request media byte budget")
+    audio = None if src.audio is None else take_audio(src.audio, limits, budget)
     h = blake3(derive_key_context=HASH_CONTEXT)
     h.update(f"{clip.fps!r}\0{clip.total_frames}\0{list(clip.indices)}\0{clip.frames.shape}\0".encode())
     h.update(clip.frames.data)
-    return DecodedClip(clip, int.from_bytes(h.digest(8), "big"))
+    if audio is not None:  # a clip without a track hashes as before
+        h.update(f"\0audio {audio.hash}".encode())
+    return DecodedClip(clip, int.from_bytes(h.digest(8), "big"), audio)

@@ -20,7 +20,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from ..carriers import ClipHeader
+from ..carriers import ClipHeader, DecodedAudio
 from ..checks import is_int
 from ..errors import InternalError, LimitExceededError, MediaError, UnsupportedError
 
@@ -34,13 +34,16 @@ class VideoClip:
     ``frames``: ``[T, H, W, 3]`` uint8, C-contiguous, read-only. ``indices[k]`` is the
     source frame of ``frames[k]`` (transformers' ``metadata.frames_indices``);
     ``total_frames`` is the source's frame count the indices refer to; ``fps`` is the
-    source frame rate, ``None`` when unknown (a decoded clip without metadata).
+    source frame rate, ``None`` when unknown (a decoded clip without metadata). ``audio``:
+    the clip's audio track, when the family asked for it (``DecodeOptions.video_audio``)
+    and the clip has one.
     """
 
     frames: np.ndarray
     indices: tuple[int, ...]
     total_frames: int
     fps: float | None
+    audio: DecodedAudio | None = None
 
     def __attrs_post_init__(self) -> None:
         f = self.frames
@@ -66,7 +69,8 @@ class VideoClip:
     @property
     def header(self) -> ClipHeader:
         """The clip as its source declared it (what the family planned it from)."""
-        return ClipHeader(total_frames=self.total_frames, fps=self.fps, width=self.width, height=self.height)
+        return ClipHeader(total_frames=self.total_frames, fps=self.fps, width=self.width, height=self.height,
+                          audio=None if self.audio is None else self.audio.header)
 
 
 # choose(header) -> the source frame indices to keep, in output order, or None for every

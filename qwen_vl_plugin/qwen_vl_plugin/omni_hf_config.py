@@ -20,6 +20,7 @@ from mm_framework.plugin import ConfigKeys, SpecError, whisper
 
 from .hf_keys import PINNED
 from .hf_config import CLASS_DEFAULTS as IMAGE_DEFAULTS, IMAGE_PROCESSOR_TYPES, VISION_KEYS
+from .omni_av import SECONDS_PER_CHUNK
 from .omni_spec import PRESETS, parse_omni_spec
 
 MODEL_TYPES = ("qwen2_5_omni", "qwen2_5_omni_thinker")
@@ -81,6 +82,11 @@ def _check_towers(thinker: Mapping[str, Any], spec: Any) -> None:
         if key in vision and vision[key] != getattr(spec.vision, field):
             raise SpecError(f"config.json: thinker_config.vision_config.{key}={vision[key]!r} disagrees with the "
                             f"preprocessor's {field}={getattr(spec.vision, field)!r}")
+    chunk = thinker.get("seconds_per_chunk", SECONDS_PER_CHUNK)
+    if chunk != SECONDS_PER_CHUNK:
+        # The processor's class attribute; the model's value must agree for ids and positions to pair.
+        raise SpecError(f"config.json: thinker_config.seconds_per_chunk={chunk!r}: only the processor's "
+                        f"{SECONDS_PER_CHUNK} is supported (use_audio_in_video chunks)")
     audio = ConfigKeys.section(thinker.get("audio_config"), "config.json: thinker_config.audio_config")
     mels = audio.get("num_mel_bins", AUDIO_MELS)
     if mels != spec.feature_size:

@@ -26,6 +26,9 @@ OMNI_REQUIRED = (
     "audio_token_id", "audio_start_token_id", "audio_end_token_id", "vision_start_token_id", "vision_end_token_id",
     "feature_size", "sampling_rate", "n_fft", "hop_length", "chunk_length", "position_id_per_seconds",
 )
+# Off unless set; written by to_dict only when set, so specs from before it read the same.
+# True: a video interleaves with its own audio track (docs/families/qwen2_5_omni.md §7).
+OMNI_DEFAULTS = {"use_audio_in_video": False}
 # Whisper's chunk is padded to chunk_length seconds whatever the clip holds (Qwen2.5-Omni's
 # is 300 s): an hour bounds the per-item buffers.
 MAX_CHUNK_SECONDS = 3600
@@ -50,6 +53,7 @@ class OmniSpec:
     hop_length: int
     chunk_length: int
     position_id_per_seconds: int
+    use_audio_in_video: bool = False
 
     @property
     def second_per_grid(self) -> float:
@@ -61,6 +65,8 @@ class OmniSpec:
         d = attrs.asdict(self, recurse=False)
         vision = d.pop("vision").to_dict()
         vision.pop("family")
+        if not d["use_audio_in_video"]:
+            del d["use_audio_in_video"]
         return {"family": FAMILY, **vision, **d}
 
 
@@ -68,9 +74,9 @@ def parse_omni_spec(params: Mapping[str, Any]) -> OmniSpec:
     """Validate the spec fields (without ``"family"``) into an :class:`OmniSpec`."""
     if not isinstance(params, Mapping):
         raise SpecError(f"{FAMILY} spec: expected a mapping of fields, got {type(params).__name__}")
-    own = {k: v for k, v in params.items() if k in OMNI_REQUIRED}
-    vision = parse_spec({k: v for k, v in params.items() if k not in OMNI_REQUIRED})
-    f = SpecFields(FAMILY, own, required=OMNI_REQUIRED)
+    own = {k: v for k, v in params.items() if k in OMNI_REQUIRED or k in OMNI_DEFAULTS}
+    vision = parse_spec({k: v for k, v in params.items() if k not in own})
+    f = SpecFields(FAMILY, own, required=OMNI_REQUIRED, defaults=OMNI_DEFAULTS)
     if vision.video is None or vision.video.processor != "qwen2" or vision.video.tokens_per_second is not None:
         raise f.error("video_processor", "must be 'qwen2' without tokens_per_second (Qwen2.5-Omni's video "
                                          "processor is Qwen2VLVideoProcessor)")
@@ -84,6 +90,7 @@ def parse_omni_spec(params: Mapping[str, Any]) -> OmniSpec:
         vision_end_token_id=f.integer("vision_end_token_id", minimum=0, maximum=2**31 - 1),
         **attrs.asdict(settings),
         position_id_per_seconds=f.integer("position_id_per_seconds", minimum=1),
+        use_audio_in_video=f.boolean("use_audio_in_video"),
     )
     _check_distinct(f, spec)
     return spec

@@ -132,6 +132,19 @@ def test_config_towers_must_agree():
         mmf.spec_from_hf_configs(bad, pp)
     with pytest.raises(mmp.SpecError, match="video_preprocessor_config"):
         mmf.spec_from_hf_configs(config, pp, {"fps": 2})
+    bad = copy.deepcopy(config)
+    bad["thinker_config"]["seconds_per_chunk"] = 4
+    with pytest.raises(mmp.SpecError, match="seconds_per_chunk=4: only the processor's 2"):
+        mmf.spec_from_hf_configs(bad, pp)
+
+
+def test_use_audio_in_video_field():
+    """Off by default and then absent from the resolved spec (specs from before it read the
+    same); a bool only."""
+    assert "use_audio_in_video" not in parse_omni_spec(fields()).to_dict()
+    assert parse_omni_spec({**fields(), "use_audio_in_video": True}).to_dict()["use_audio_in_video"] is True
+    with pytest.raises(mmp.SpecError, match="use_audio_in_video.*must be true or false, got 1"):
+        parse_omni_spec({**fields(), "use_audio_in_video": 1})
 
 
 def test_config_ids_and_chunk_are_read():
