@@ -121,3 +121,9 @@ class Glm4vFamily:
         grids = [it.aux["image_grid_thw"].array for it in items]
         return {"pixel_values": np.concatenate(pixels, axis=0),
                 "image_grid_thw": np.stack(grids) if grids else np.zeros((0, 3), dtype=np.int64)}
+
+    @mmp.hookimpl
+    def mm_hf_image_outputs(self, items: Sequence[mmp.OutputItem]) -> dict[str, np.ndarray]:
+        """``Glm4vImageProcessor``'s (and GLM-4.6V's, either backend's) ``pixel_values`` and
+        ``image_grid_thw``: the model kwargs (tests/test_glm4v_hf_accelerate.py)."""
+        return self.mm_model_kwargs(items)
