@@ -1,0 +1,115 @@
+"""``spec_from_hf_configs``: the published GLM-4.1V / 4.5V / 4.6V files resolve to the presets;
+every preprocessor key is consumed, and every value not implemented is refused by name."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+
+import pytest
+
+import mm_framework as mmf
+from glm4v_plugin.hf_config import KNOWN, resolve
+
+# A published preprocessor_config.json (GLM-4.6V-Flash's; GLM-4.1V's and GLM-4.5V's name the
+# Glm4v classes).
+PREPROCESSOR = {
+    "size": {"shortest_edge": 12544, "longest_edge": 9633792}, "do_rescale": True, "patch_size": 14,
+    "temporal_patch_size": 2, "merge_size": 2, "image_mean": [0.48145466, 0.4578275, 0.40821073],
+    "image_std": [0.26862954, 0.26130258, 0.27577711], "image_processor_type": "Glm46VImageProcessor",
+    "processor_class": "Glm46VProcessor",
+}
+GLM4V = {**PREPROCESSOR, "image_processor_type": "Glm4vImageProcessor", "processor_class": "Glm4vProcessor"}
+VISION = {"patch_size": 14, "spatial_merge_size": 2, "temporal_patch_size": 2, "image_size": 336}
+CONFIG = {"model_type": "glm4v", "image_token_id": 151343, "image_start_token_id": 151339,
+          "image_end_token_id": 151340, "vision_config": VISION}
+
+
+@pytest.mark.parametrize(("config", "pp", "preset"), [
+    (CONFIG, GLM4V, "glm4_1v_9b_thinking"),
+    ({**CONFIG, "model_type": "glm4v_moe", "image_token_id": 151363}, GLM4V, "glm4_5v"),
+    ({**CONFIG, "image_token_id": 151363}, PREPROCESSOR, "glm4_6v"),
+    ({**CONFIG, "model_type": "glm46v", "image_token_id": 151363}, PREPROCESSOR, "glm4_6v"),
+], ids=["glm4_1v", "glm4_5v", "glm4_6v_flash", "glm46v"])
+def test_the_configs_give_the_presets(config, pp, preset):
+    assert mmf.spec_from_hf_configs(config, pp) == mmf.preset(preset)
+
+
+def test_other_models_are_not_claimed():
+    assert resolve({"model_type": "qwen2_vl"}, PREPROCESSOR) is None
+    assert resolve([], PREPROCESSOR) is None
+
+
+@pytest.mark.parametrize(("model_type", "token"), [("glm4v", 151343), ("glm46v", 151343), ("glm4v_moe", 151363)])
+def test_missing_keys_take_transformers_defaults(model_type, token):
+    spec = resolve({"model_type": model_type}, {})
+    assert spec == {**mmf.preset("glm4_1v_9b_thinking"), "image_token_id": token, "max_pixels": 28 * 28 * 15000}
+
+
+def test_the_files_fields_are_followed():
+    pp = {**PREPROCESSOR, "patch_size": 16, "merge_size": 1, "temporal_patch_size": 1, "image_mean": [0.5] * 3,
+          "size": {"shortest_edge": 784, "longest_edge": 200704}}
+    spec = resolve({"model_type": "glm4v", "image_token_id": 7,
+                    "vision_config": {"patch_size": 16, "spatial_merge_size": 1, "temporal_patch_size": 1}}, pp)
+    got = (spec["image_token_id"], spec["patch_size"], spec["merge_size"], spec["temporal_patch_size"])
+    assert got == (7, 16, 1, 1)
+    assert (spec["min_pixels"], spec["max_pixels"], spec["image_mean"]) == (784, 200704, [0.5] * 3)
+
+
+REFUSED = [
+    ("not_a_key", 1, "'not_a_key' is not supported by the glm4v family"),
+    # Qwen2-VL's overrides: Glm4vImageProcessor has no such arguments (transformers ignores them).
+    ("min_pixels", 784, "'min_pixels' is not supported"),
+    ("max_pixels", 200704, "'max_pixels' is not supported"),
+    ("do_resize", False, "'do_resize' must be True"),
+    ("do_rescale", False, "'do_rescale' must be True"),
+    ("do_normalize", False, "'do_normalize' must be True"),
+    ("do_convert_rgb", False, "'do_convert_rgb' must be True"),
+    ("rescale_factor", 0.5, "'rescale_factor' must be 0.00392"),
+    ("resample", 2, "'resample' must be 3"),
+    ("default_to_square", True, "'default_to_square' must be False"),
+    ("image_processor_type", "Qwen2VLImageProcessor", "'image_processor_type'"),
+    ("processor_class", "Qwen2VLProcessor", "'processor_class'"),
+    ("size", [1, 2], "'size' must be an object"),
+    ("size", {"height": 10, "width": 10}, "'size' must resolve to exactly shortest_edge and longest_edge"),
+]
+
+
+@pytest.mark.parametrize(("key", "value", "message"), REFUSED, ids=[f"{k}={v!r}" for k, v, _ in REFUSED])
+def test_a_value_not_implemented_is_refused_by_name(key, value, message):
+    with pytest.raises(mmf.SpecError, match="preprocessor_config.json: ") as e:
+        resolve(CONFIG, {**PREPROCESSOR, key: value})
+    assert message in str(e.value)
+
+
+def test_a_bad_spec_value_is_named_as_the_spec_field():
+    with pytest.raises(mmf.SpecError, match="glm4v spec: field 'patch_size'"):
+        resolve(CONFIG, {**PREPROCESSOR, "patch_size": 0})
+
+
+@pytest.mark.parametrize(("key", "value"), [("patch_size", 16), ("spatial_merge_size", 4), ("temporal_patch_size", 1)])
+def test_the_vision_tower_must_agree(key, value):
+    cfg = {**CONFIG, "vision_config": {**VISION, key: value}}
+    with pytest.raises(mmf.SpecError, match=rf"config.json: vision_config.{key}={value} disagrees"):
+        resolve(cfg, PREPROCESSOR)
+    with pytest.raises(mmf.SpecError, match="'vision_config' must be an object"):
+        resolve({**CONFIG, "vision_config": 3}, PREPROCESSOR)
+
+
+def test_the_key_set_is_what_transformers_writes():
+    """What save_pretrained writes for the PIL classes (and the torchvision ones where they import)."""
+    transformers = pytest.importorskip("transformers")
+    classes = [transformers.Glm4vImageProcessorPil, transformers.Glm46VImageProcessorPil]
+    if importlib.util.find_spec("torchvision") is not None:
+        classes += [transformers.Glm4vImageProcessor, transformers.Glm46VImageProcessor]
+    for cls in classes:
+        written = json.loads(cls().to_json_string())
+        assert set(written) <= KNOWN, set(written) - KNOWN
+        assert resolve(CONFIG, written) == {**mmf.preset("glm4_1v_9b_thinking"), "max_pixels": 28 * 28 * 15000}
+
+
+def test_min_and_max_pixels_do_not_change_the_reference():
+    """The reason they are refused: the class takes them without effect on size."""
+    transformers = pytest.importorskip("transformers")
+    ip = transformers.Glm4vImageProcessorPil(**{**GLM4V, "min_pixels": 784, "max_pixels": 200704})
+    assert (ip.size["shortest_edge"], ip.size["longest_edge"]) == (12544, 9633792)
