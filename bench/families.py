@@ -1,9 +1,11 @@
-"""Per-family benchmark: each bundled family against its transformers PIL image processor.
+"""Per-family benchmark: each bundled family against its transformers PIL image processor
+(the torchvision one for a family that has only that: llama4).
 
 Usage (a venv with the repository and its plugins installed, plus ``transformers==5.24.0``,
-which the families' ``[parity]`` extras bring)::
+which the families' ``[parity]`` extras bring; torch and torchvision for llama4, which is
+skipped without them)::
 
-    python bench/families.py            # about two minutes on 2 cores
+    python bench/families.py            # about three minutes on 2 cores
     MM_FRAMEWORK_KERNELS=portable python bench/families.py   # the numpy/Pillow kernels
 
 One 1280x960 JPEG (the photo of bench/inputs.py), one thread on both sides
@@ -15,6 +17,7 @@ timed, then ours and theirs interleaved over passes; medians are reported.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import io
 import os
 import sys
@@ -90,8 +93,34 @@ def smolvlm():
     return spec, lambda im: ip(im, return_tensors="np")["pixel_values"][0]
 
 
+def glm4v():
+    spec = mmf.preset("glm4_1v_9b_thinking")
+    ip = transformers.Glm4vImageProcessorPil(
+        size={"shortest_edge": spec["min_pixels"], "longest_edge": spec["max_pixels"]})
+    return spec, lambda im: ip(images=[im], return_tensors="np")["pixel_values"]
+
+
+def deepseek_ocr2():
+    spec = mmf.preset("deepseek_ocr2")
+    ip = transformers.DeepseekOcr2ImageProcessorPil()  # the preset is its class defaults
+    # The item's feature is its local crops; the global view (aux) is compared by the family's tests.
+    return spec, lambda im: ip(im, return_tensors="np")["pixel_values_local"]
+
+
+def llama4():
+    import torch  # Llama4ImageProcessor is torchvision-only
+
+    torch.set_num_threads(1)
+    spec = mmf.preset("llama4_scout_17b_16e_instruct")
+    ip = transformers.Llama4ImageProcessor(size={"height": 336, "width": 336}, max_patches=16, resample=2,
+                                           image_mean=spec["image_mean"], image_std=spec["image_std"])
+    return spec, lambda im: ip(im, return_tensors="pt")["pixel_values"].float().numpy()
+
+
 FAMILIES = {"qwen_vl (qwen2_vl)": qwen2_vl, "gemma3": gemma3, "pixtral": pixtral, "llava_onevision": llava_onevision,
-            "paddleocr_vl": paddleocr_vl, "smolvlm": smolvlm}
+            "paddleocr_vl": paddleocr_vl, "smolvlm": smolvlm, "glm4v": glm4v, "deepseek_ocr2": deepseek_ocr2,
+            "llama4 (torchvision)": llama4}
+TORCHVISION_ONLY = {"llama4 (torchvision)"}
 
 
 def main() -> None:
@@ -103,11 +132,15 @@ def main() -> None:
     print(f"kernels: {kernels.kernel_mode()}; 1280x960 JPEG q90, 1 thread, medians of {args.passes} interleaved passes")
     print("| family | ours ms | transformers ms | ratio |\n|---|---|---|---|")
     for name, make in FAMILIES.items():
+        if name in TORCHVISION_ONLY and importlib.util.find_spec("torchvision") is None:
+            print(f"| {name} | skipped: needs torch and torchvision | | |")
+            continue
         spec, theirs = make()
         pipe = mmf.pipeline_from_spec(spec)
         inp = mmf.MmInput(images=[data], input_ids=[pipe.capabilities.placeholders["image"]])
         ref = np.ascontiguousarray(theirs(Image.open(io.BytesIO(data))), dtype=np.float32)
-        got = pipe.process(inp).items[0].feature.array
+        feature = pipe.process(inp).items[0].feature
+        got = kernels.bf16_widen(feature.array) if feature.dtype == "bf16" else feature.array
         assert got.tobytes() == ref[tuple(slice(0, n) for n in got.shape)].tobytes(), f"{name}: not byte-identical"
         ms = interleaved({"ours": lambda: pipe.process(inp),
                           "theirs": lambda: theirs(Image.open(io.BytesIO(data)))}, args.passes, args.min_time)
