@@ -163,7 +163,36 @@ def main() -> int:
     print(f"    read_header (probe) {ms['read_header']:8.3f} ms  decode_audio {ms['decode_audio']:8.1f} ms  "
           f"load_audio {ms['load_audio']:8.1f} ms  load_audio / read_header "
           f"{ms['load_audio'] / ms['read_header']:.0f}x")
+    memory(data)
     return 0
+
+
+def memory(data: bytes) -> None:
+    """Peak traced memory above the output of Qwen2-Audio processing of the 10-minute file:
+    the pipeline (the family reads the first chunk, ``mm_audio_frames``), and the same
+    toolkit steps on the whole decoded clip, as before the family said what it reads."""
+    import tracemalloc
+
+    import mm_framework as mmf
+    from mm_framework import plugin as mmp
+
+    spec = mmf.preset("qwen2_audio")
+    pipe = mmf.pipeline_from_spec(spec)
+    settings = mmp.whisper.WhisperSettings(**{k: spec[k] for k in mmp.whisper.FIELDS})
+    audio = mmp.whisper.WhisperAudio(settings, token_text="<|AUDIO|>", processor="")
+    runs = {"pipeline, first chunk read": lambda: pipe.process(mmf.MmInput(audios=[data])).items[0],
+            "whole clip decoded": lambda: audio.process(mmp.decode_audio(data, Limits()))}
+    item = runs["pipeline, first chunk read"]()
+    out_bytes = item.feature.array.nbytes + sum(t.array.nbytes for t in item.aux.values())
+    line = []
+    for name, run in runs.items():
+        tracemalloc.start()
+        run()
+        above = tracemalloc.get_traced_memory()[1] - out_bytes
+        tracemalloc.stop()
+        line.append(f"{name} {above / 1e6:.1f} MB ({above / out_bytes:.1f}x the output)")
+    print(f"  10 min FLAC through qwen2_audio, output {out_bytes / 1e6:.2f} MB; peak traced memory above it: "
+          + "; ".join(line))
 
 
 if __name__ == "__main__":

@@ -390,20 +390,26 @@ class AudioHeader:
 class DecodedAudio:
     """One decoded audio item: ``samples`` float32 mono at the source ``sample_rate``,
     read-only, downmixed from the source's ``channels``. Families resample to their rate
-    with ``mm_framework.kernels.resample``."""
+    with ``mm_framework.kernels.resample``. ``total_frames``: the whole clip's length when
+    only its first ``len(samples)`` frames were decoded (the family's ``mm_audio_frames``),
+    else ``None``."""
 
     samples: np.ndarray = attrs.field(converter=_readonly)
     sample_rate: int
     channels: int = 1
+    total_frames: int | None = None
 
     @property
     def header(self) -> AudioHeader:
-        """The header the item was probed with."""
-        return AudioHeader(self.sample_rate, self.channels, len(self.samples))
+        """The header the item was probed with (the whole clip's length)."""
+        frames = len(self.samples) if self.total_frames is None else self.total_frames
+        return AudioHeader(self.sample_rate, self.channels, frames)
 
     def __attrs_post_init__(self) -> None:
         if self.samples.dtype != np.float32 or self.samples.ndim != 1 or not len(self.samples):
             raise InternalError(f"decoded audio must be float32 [N > 0], got {self.samples.dtype} {self.samples.shape}")
+        if self.total_frames is not None and self.total_frames < len(self.samples):
+            raise InternalError(f"decoded audio of {len(self.samples)} frames claims a clip of {self.total_frames}")
 
 
 # The formats the reference server decodes ("JPEG" also opens camera MPO files).

@@ -168,7 +168,7 @@ class AudioModality(Modality):
     def decode(self, source: Any, item: ItemContext) -> DecodedAudio:
         if isinstance(source, TakenAudio):
             return source.audio
-        return decode_audio(source, item.limits)
+        return decode_audio(source, item.limits, lambda header: item.hooks.audio_frames(header, item.index))
 
     def header_of(self, media: DecodedAudio) -> AudioHeader:
         return media.header

@@ -13,7 +13,8 @@ from typing import Any
 import numpy as np
 
 from .carriers import (
-    Capabilities, ClipHeader, DecodedImage, DecodeOptions, Geometry, OutputItem, Positions, ProcessedItem, Rope1D,
+    AudioHeader, Capabilities, ClipHeader, DecodedImage, DecodeOptions, Geometry, OutputItem, Positions,
+    ProcessedItem, Rope1D,
 )
 from .errors import UnsupportedError
 from .hookspecs import hookimpl
@@ -54,6 +55,10 @@ class FamilyDefaults:
     @hookimpl(trylast=True)
     def mm_sample_frames(self, header: ClipHeader) -> None:
         return None  # every frame
+
+    @hookimpl(trylast=True)
+    def mm_audio_frames(self, header: AudioHeader) -> None:
+        return None  # the whole clip
 
     @hookimpl(trylast=True)
     def mm_positions(

@@ -21,8 +21,10 @@ import pluggy
 
 from . import defaults, hookspecs, plugins
 from .carriers import (
-    Capabilities, ClipHeader, DecodedImage, DecodeOptions, Geometry, ItemPlan, OutputItem, Positions, ProcessedItem,
+    AudioHeader, Capabilities, ClipHeader, DecodedImage, DecodeOptions, Geometry, ItemPlan, OutputItem, Positions,
+    ProcessedItem,
 )
+from .checks import is_int
 from .errors import InternalError, MmError, SpecError
 from .layout import TokenLayout
 
@@ -143,14 +145,26 @@ class FamilyHooks:
         return self._processed("mm_process_item", item, media=media)
 
     def sample_frames(self, header: ClipHeader, item: int) -> list[int] | None:
+        out = self._before_decode("mm_sample_frames", header, item)
+        return None if out is None else list(out)
+
+    def audio_frames(self, header: AudioHeader, item: int) -> int | None:
+        out = self._before_decode("mm_audio_frames", header, item)
+        if out is not None and (not is_int(out) or out <= 0):
+            raise InternalError(f"family {self.family!r}: mm_audio_frames returned {out!r}, not a positive int",
+                                item=item)
+        return out
+
+    def _before_decode(self, name: str, header: Any, item: int) -> Any:
+        """A hook a modality calls while it decodes: a family's ``MmError`` is the item's, any
+        other exception an ``InternalError`` naming the hook."""
         try:
-            out = self._hook.mm_sample_frames(header=header)
+            return getattr(self._hook, name)(header=header)
         except MmError as e:
             raise e.at_item(item)
         except Exception as e:
-            why = f"{type(e).__name__} in mm_sample_frames: {e}"
+            why = f"{type(e).__name__} in {name}: {e}"
             raise InternalError(f"family {self.family!r} raised {why}", item=item) from e
-        return None if out is None else list(out)
 
     def layout(self, input_ids: np.ndarray, geometries: Sequence[Geometry], modalities: Sequence[str]) -> TokenLayout:
         out = self._call("mm_layout", input_ids=input_ids, geometries=geometries, modalities=modalities)

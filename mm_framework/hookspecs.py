@@ -27,8 +27,8 @@ if TYPE_CHECKING:
     import numpy as np
 
     from .carriers import (
-        Capabilities, ClipHeader, DecodedImage, DecodeOptions, Geometry, ItemPlan, OutputItem, Positions,
-        ProcessedItem,
+        AudioHeader, Capabilities, ClipHeader, DecodedImage, DecodeOptions, Geometry, ItemPlan, OutputItem,
+        Positions, ProcessedItem,
     )
     from .layout import TokenLayout
     from .modality import Modality
@@ -142,6 +142,19 @@ class FamilySpecs:
         Called per video item before its frames are decoded: only the chosen frames are
         converted, and the driver checks the video limits on them. Raise ``MediaError``
         for clips the family rejects (too short, unsampleable).
+        """
+
+    @hookspec(firstresult=True)
+    def mm_audio_frames(self, header: AudioHeader) -> int | None:
+        """How many source frames, from the start, of an audio item the family's processing
+        reads (``header.frames`` is the whole clip), or ``None`` for all of them (the
+        default).
+
+        Called per encoded audio item before it is decoded: no frame past that count is
+        decoded, so a family that cuts every clip to one chunk (Whisper's 30 s) holds only
+        that much of a long file. The decoded item still reports the whole clip's length
+        (``DecodedAudio.header``), and processing the shorter read must give the bytes the
+        whole clip gives (leave a resampler its margin).
         """
 
     @hookspec(firstresult=True)

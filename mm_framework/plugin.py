@@ -6,8 +6,8 @@ methods (the hook contracts are the docstrings of :mod:`mm_framework.hookspecs`)
 carriers are the frozen values hooks take and return; the layout values describe how a
 prompt expands; ``SpecFields`` parses and validates its spec; ``ConfigKeys`` consumes every
 key of a transformers config file its HF-config resolver reads; ``Modality`` and
-``ItemContext`` are what a new modality registers; the decode helpers decode images and
-clips as the built-in modalities do; the error classes are what a hook raises to reject an
+``ItemContext`` are what a new modality registers; the decode helpers decode images,
+clips and audio as the built-in modalities do; the error classes are what a hook raises to reject an
 item; ``PatchGrid`` is the still-image path of Qwen2-VL-style families (``PatchGridSpec``
 its spec fields) and ``mrope`` the
 M-RoPE positions of their image-only prompts; ``whisper`` holds the audio items of
@@ -33,6 +33,7 @@ from .layout import (
     Explicit, ExpandedPrompt, Media, Repeat, Text, TokenLayout, apply_layout, layout_by_placeholder,
     layout_by_placeholders,
 )
+from .media.audio import decode_audio
 from .media.decode import decode_rgb, take_source
 from .media.video import VideoClip, decode_clip
 from .media.video_frames import clip_from_frames, select_frames
@@ -55,7 +56,7 @@ __all__ = [
     "AudioHeader", "DecodedAudio",
     "mrope", "whisper",
     # decode helpers
-    "clip_from_frames", "decode_clip", "decode_rgb", "select_frames", "take_source",
+    "clip_from_frames", "decode_audio", "decode_clip", "decode_rgb", "select_frames", "take_source",
     # errors
     "FetchError", "InternalError", "InvalidInputError", "LayoutError", "LimitExceededError", "MediaError", "MmError",
     "SettingError", "SpecError", "UnsupportedError",

@@ -21,6 +21,9 @@ from .config_keys import ConfigKeys
 from .errors import MediaError
 from .spec_fields import SpecFields
 
+# Source seconds read past the chunk when resampling: soxr HQ's filter reaches a few
+# milliseconds; a 0.25 s margin already gave identical chunks at every rate tried.
+RESAMPLE_MARGIN_SECONDS = 2
 FIELDS = ("feature_size", "sampling_rate", "n_fft", "hop_length", "chunk_length")
 MAX_RATE = 384_000  # the audio modality's own bound on a source rate
 MAX_MELS = 512
@@ -136,11 +139,25 @@ class WhisperAudio:
         rate = self.settings.sampling_rate
         return ItemPlan(self.span(kernels.resampled_length(header.frames, header.sample_rate, rate)), None)
 
+    def frames_read(self, header: AudioHeader) -> int:
+        """The source frames :meth:`process` needs (a family's ``mm_audio_frames``): one
+        chunk, plus :data:`RESAMPLE_MARGIN_SECONDS` of source so the resampler's output over
+        the chunk is the one it gives on the whole clip (soxr's first outputs depend on the
+        input only up to its filter's reach; tests/test_whisper_audio.py checks it at every
+        rate)."""
+        seconds = self.settings.chunk_length + (0 if header.sample_rate == self.settings.sampling_rate
+                                                else RESAMPLE_MARGIN_SECONDS)
+        return seconds * header.sample_rate
+
     def process(self, media: DecodedAudio) -> ProcessedItem:
-        """``input_features`` (f32 ``[mels, frames]``) and its ``feature_attention_mask`` (i64)."""
-        samples = kernels.resample(media.samples, media.sample_rate, self.settings.sampling_rate)
+        """``input_features`` (f32 ``[mels, frames]``) and its ``feature_attention_mask`` (i64).
+        ``media`` may hold only the first :meth:`frames_read` frames of a longer clip: the
+        span and mask come from the whole clip's length, the features from its first chunk."""
+        rate = self.settings.sampling_rate
+        samples = kernels.resample(media.samples, media.sample_rate, rate)
+        span = self.span(kernels.resampled_length(media.header.frames, media.sample_rate, rate))
         return ProcessedItem(
             Tensor.f32(self.mel(samples)),
-            {"feature_attention_mask": Tensor.i64(self.mel.mask(len(samples)))},
-            self.span(len(samples)),
+            {"feature_attention_mask": Tensor.i64(self.mel.mask(span.samples))},
+            span,
         )

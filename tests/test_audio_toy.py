@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import threading
+import types
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
@@ -299,3 +300,76 @@ def test_the_command_line_processes_audio_files_and_counts_seconds(toyaudio, tmp
                    "geometry": "Grid(t=1, h=1, w=38)", "processed_size": None}
     assert cli.main(["tokens", "--seconds", "0", "--spec", spec]) == 2
     assert "error: InvalidInputError: seconds must be a positive finite number, got 0.0" in capsys.readouterr().err
+
+
+@pytest.fixture
+def reading(toyaudio):
+    """A ``toyaudio`` pipeline whose family also implements ``mm_audio_frames`` (set
+    ``reads.frames``), and the decoded items its ``mm_process_item`` saw."""
+    reads = types.SimpleNamespace(frames=None, seen=[])
+
+    class Family(ToyAudioFamily):
+        @mmp.hookimpl
+        def mm_audio_frames(self, header):
+            if isinstance(reads.frames, Exception):
+                raise reads.frames
+            return reads.frames
+
+        @mmp.hookimpl
+        def mm_process_item(self, media):
+            reads.seen.append(media)
+            return super().mm_process_item(media)
+
+    class Plugin:
+        @mmp.hookimpl
+        def mm_register_families(self, register):
+            register("toyaudio_reads", Family)
+
+    name = plugins.register(Plugin(), name="toy-audio-reads")
+    try:
+        yield reads, mmf.pipeline_from_spec({"family": "toyaudio_reads"})
+    finally:
+        plugins.unregister(name)
+
+
+@pytest.mark.parametrize("fmt,subtype,rate", [("WAV", "PCM_16", 16000), ("FLAC", "PCM_24", 48000),
+                                             ("MP3", "MPEG_LAYER_III", 44100), ("OGG", "VORBIS", 22050)])
+def test_a_family_reading_a_prefix_gets_only_those_frames_and_the_whole_length(reading, fmt, subtype, rate):
+    from .media.audio_helpers import encode
+
+    reads, pipe = reading
+    data = encode(tone(3.0, rate, 2), rate, fmt, subtype)
+    whole = mmf.pipeline_from_spec({"family": "toyaudio"}).decode(mmf.MmInput(audios=[data]))[1][0]
+    reads.frames = rate  # one second
+    out = pipe.process(mmf.MmInput(audios=[data]))
+    media = reads.seen[-1]
+    assert media.header == whole.header and media.total_frames == whole.header.frames
+    assert media.samples.tobytes() == whole.samples[:rate].tobytes()
+    assert out.items[0].feature.array.tobytes() == pipe.process(mmf.MmInput(audios=[mmf.Audio(
+        np.array(whole.samples[:rate]), sample_rate=rate)])).items[0].feature.array.tobytes()
+    reads.frames = 10 * rate  # past the end: the whole clip, reported as such
+    pipe.process(mmf.MmInput(audios=[data]))
+    assert reads.seen[-1].total_frames is None and reads.seen[-1].samples.tobytes() == whole.samples.tobytes()
+
+
+def test_a_prefix_of_decoded_samples_is_not_cut(reading):
+    # Samples given as an array are already in memory: the hook is not asked.
+    reads, pipe = reading
+    reads.frames = 10
+    pipe.process(mmf.MmInput(audios=[mmf.Audio(tone(0.5, RATE)[:, 0], sample_rate=RATE)]))
+    assert len(reads.seen[-1].samples) == RATE // 2 and reads.seen[-1].total_frames is None
+
+
+@pytest.mark.parametrize("frames,error,match", [
+    (0, mmf.InternalError, "mm_audio_frames returned 0, not a positive int"),
+    (1.5, mmf.InternalError, "mm_audio_frames returned 1.5"),
+    (True, mmf.InternalError, "mm_audio_frames returned True"),
+    (mmf.MediaError("too long for this model"), mmf.MediaError, "too long for this model"),
+    (ValueError("boom"), mmf.InternalError, "ValueError in mm_audio_frames: boom"),
+])
+def test_a_bad_audio_frames_hook_is_refused_naming_the_item(reading, frames, error, match):
+    reads, pipe = reading
+    reads.frames = frames
+    with pytest.raises(error, match=match) as e:
+        pipe.process(mmf.MmInput(audios=[wav(0.5)]))
+    assert e.value.item == 0

@@ -29,7 +29,7 @@ from ..carriers import Audio, AudioHeader, DecodedAudio
 from ..errors import LimitExceededError, MediaError, UnsupportedError
 from ..limits import Limits
 from . import audio_av
-from .audio_samples import check_finite, check_seconds, downmix
+from .audio_samples import Keep, check_finite, check_seconds, downmix, kept_frames
 from .policy import ByteBudget
 
 HASH_CONTEXT = "mm_framework 2026-12 decoded audio v1"
@@ -37,6 +37,11 @@ HASH_CONTEXT = "mm_framework 2026-12 decoded audio v1"
 FORMATS = ("WAV", "WAVEX", "FLAC", "OGG", "MP3")
 # Frames per read while downmixing: the multi-channel block stays small whatever the length.
 _BLOCK = 1 << 16
+# Formats read in one call: libsndfile's MPEG decoder gives other float32 values (last-bit
+# differences after the first read) when a stream is read in several calls, and the
+# reference reads the whole file in one. What is read is still bounded by the family's
+# ``mm_audio_frames``.
+_ONE_READ = ("MP3",)
 
 
 def _soundfile() -> Any:
@@ -98,31 +103,34 @@ def read_header(data: bytes, limits: Limits) -> AudioHeader:
     return header
 
 
-def decode_audio(data: bytes, limits: Limits) -> DecodedAudio:
+def decode_audio(data: bytes, limits: Limits, keep: Keep = None) -> DecodedAudio:
     """Encoded audio decoded to float32 mono at its own rate, read block by block so a
-    multi-channel file never holds more than the mono result and one block."""
+    multi-channel file never holds more than the mono result and one block. ``keep(header)``
+    (the family's ``mm_audio_frames``) may bound how many frames from the start are read."""
     other = _other(data)
     if other is not None:
-        return audio_av.decode_audio(data, limits, other)
+        return audio_av.decode_audio(data, limits, other, keep)
     with _open(data) as f:
         header = _header(f)
         check_seconds(header, limits)
+        wanted = kept_frames(header, keep)
+        step = wanted if f.format in _ONE_READ else _BLOCK
         # soundfile's read() reads the header's frame count (or fewer at a truncated end).
-        out = np.empty(header.frames, np.float32)
+        out = np.empty(wanted, np.float32)
         n = 0
         try:
-            while n < header.frames:
-                block = f.read(min(_BLOCK, header.frames - n), dtype="float32", always_2d=True)
+            while n < wanted:
+                block = f.read(min(step, wanted - n), dtype="float32", always_2d=True)
                 if not len(block):
                     break
                 out[n:n + len(block)] = downmix(block)
                 n += len(block)
         except (RuntimeError, ValueError) as e:
             raise MediaError(f"audio: corrupt {header.frames}-frame {f.format} stream ({e})") from None
-    if n != header.frames:  # a count from the header must equal what processing sees
+    if n != wanted:  # a count from the header must equal what processing sees
         raise MediaError(f"audio: truncated stream ({n} of the {header.frames} frames its header declares)")
     check_finite(out, "audio: the decoded samples")
-    return DecodedAudio(out, header.sample_rate, header.channels)
+    return DecodedAudio(out, header.sample_rate, header.channels, None if wanted == header.frames else header.frames)
 
 
 @attrs.frozen(eq=False)

@@ -32,7 +32,7 @@ import numpy as np
 from ..carriers import AudioHeader, DecodedAudio
 from ..errors import MediaError, UnsupportedError
 from ..limits import Limits
-from .audio_samples import check_finite, check_seconds, downmix
+from .audio_samples import Keep, check_finite, check_seconds, downmix, kept_frames
 from .video import EXTRA, _refuse_nested_open, _why
 
 # How messages name the container of a video clip's audio track.
@@ -121,9 +121,10 @@ def _samples(frame: Any, header: AudioHeader) -> np.ndarray:
     return a if scale == 1.0 else a * np.float32(scale)
 
 
-def decode_audio(data: bytes, limits: Limits, container: str) -> DecodedAudio:
-    """The first audio stream as float32 mono at its own rate, of the header's length."""
-    return _decode(_open(data, container), limits, container)
+def decode_audio(data: bytes, limits: Limits, container: str, keep: Keep = None) -> DecodedAudio:
+    """The first audio stream as float32 mono at its own rate, of the header's length (or
+    its first ``keep(header)`` frames)."""
+    return _decode(_open(data, container), limits, container, keep)
 
 
 def decode_track(data: bytes, limits: Limits) -> DecodedAudio | None:
@@ -132,28 +133,30 @@ def decode_track(data: bytes, limits: Limits) -> DecodedAudio | None:
     return _decode(_open(data, TRACK, optional=True), limits, TRACK)
 
 
-def _decode(opened: tuple[Any, Any, Any] | None, limits: Limits, container: str) -> DecodedAudio | None:
+def _decode(opened: tuple[Any, Any, Any] | None, limits: Limits, container: str, keep: Keep = None
+            ) -> DecodedAudio | None:
     if opened is None:
         return None
     av, box, stream = opened
     with box:
         header = _header(box, stream, container)
         check_seconds(header, limits)
-        out = np.empty(header.frames, np.float32)
+        wanted = kept_frames(header, keep)
+        out = np.empty(wanted, np.float32)
         n, longest = 0, 0
         try:
             for frame in box.decode(stream):
                 block = _samples(frame, header)
                 longest = max(longest, len(block))
-                take = min(len(block), header.frames - n)
+                take = min(len(block), wanted - n)
                 out[n:n + take] = downmix(block[:take])
                 n += take
-                if n == header.frames:
+                if n == wanted:
                     break
         except av.FFmpegError as e:
             raise MediaError(f"audio: corrupt {header.frames}-frame {container} stream ({_why(e)})") from None
-    if n < header.frames - longest or n == 0:
+    if n < wanted - longest or n == 0:
         raise MediaError(f"audio: truncated stream ({n} of the {header.frames} frames its header declares)")
     out[n:] = 0  # the declared duration's rounding and codec delay: under one codec frame
     check_finite(out, "audio: the decoded samples")
-    return DecodedAudio(out, header.sample_rate, header.channels)
+    return DecodedAudio(out, header.sample_rate, header.channels, None if wanted == header.frames else header.frames)

@@ -3,6 +3,8 @@ to their headers and samples."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from ..carriers import AudioHeader
@@ -28,3 +30,14 @@ def check_finite(samples: np.ndarray, what: str) -> None:
     # Float WAVs store NaN and infinity as they are; features of them would be NaN throughout.
     if not np.isfinite(samples).all():
         raise MediaError(f"{what} hold NaN or infinity")
+
+
+# A family's ``mm_audio_frames`` as a decoder calls it: how many frames from the start to
+# decode, ``None`` for all.
+Keep = Callable[[AudioHeader], "int | None"] | None
+
+
+def kept_frames(header: AudioHeader, keep: Keep) -> int:
+    """The frames of a clip to decode: all, or the first ``keep(header)`` of them."""
+    wanted = None if keep is None else keep(header)
+    return header.frames if wanted is None else min(wanted, header.frames)

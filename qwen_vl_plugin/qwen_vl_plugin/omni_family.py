@@ -96,6 +96,10 @@ class Qwen25OmniFamily:
         return mmp.ItemPlan(self._omni_grid(plan.geometry, track), plan.size)
 
     @mmp.hookimpl
+    def mm_audio_frames(self, header: mmp.AudioHeader) -> int:
+        return self.audio.frames_read(header)  # one chunk: the processor cuts longer clips
+
+    @mmp.hookimpl
     def mm_process_item(self, media: Any) -> mmp.ProcessedItem:
         if isinstance(media, mmp.DecodedAudio):
             return self.audio.process(media)

@@ -49,6 +49,10 @@ class Qwen2AudioFamily:
         return self.audio.plan(header)
 
     @mmp.hookimpl
+    def mm_audio_frames(self, header: mmp.AudioHeader) -> int:
+        return self.audio.frames_read(header)  # one chunk: the processor cuts longer clips
+
+    @mmp.hookimpl
     def mm_process_item(self, media: mmp.DecodedAudio) -> mmp.ProcessedItem:
         return self.audio.process(media)
 

@@ -96,3 +96,17 @@ def test_whole_prompts_on_random_clips(pipe, processor, tmp_path):
         datas = [_random_clip(rng, 2 * k + j) for j in range(2)]
         text = gen.render([("user", ["a"], "First?"), ("assistant", [], "Noise."), ("user", ["b"], "Second?")])
         _compare(pipe, processor, tmp_path, text, datas)
+
+
+@pytest.mark.parametrize("rate,channels,fmt,subtype", [
+    (16000, 1, "WAV", "PCM_16"), (8000, 1, "WAV", "PCM_16"), (44100, 2, "WAV", "PCM_16"), (48000, 2, "FLAC", "PCM_24"),
+    (44100, 1, "MP3", "MPEG_LAYER_III"), (22050, 1, "OGG", "VORBIS"),
+], ids=["16k", "8k", "44k1-stereo", "48k-flac", "mp3", "vorbis"])
+def test_long_clips_are_read_only_as_far_as_the_chunk(pipe, processor, tmp_path, rate, channels, fmt, subtype):
+    # 45 s: the family decodes 30 s (32 s where it resamples) of it, the processor all of it.
+    rng = np.random.default_rng(rate + channels)
+    samples = (rng.standard_normal((45 * rate, channels)) * 0.2).astype(np.float32)
+    buf = io.BytesIO()
+    soundfile.write(buf, samples, rate, format=fmt, subtype=subtype)
+    text = gen.render([("user", ["long"], "Transcribe it.")])
+    _compare(pipe, processor, tmp_path, text, [buf.getvalue()])
