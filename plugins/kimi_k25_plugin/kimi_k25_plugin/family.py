@@ -36,8 +36,7 @@ class KimiK25Family:
     def __init__(self, params: Mapping[str, Any]) -> None:
         self.spec = parse_spec(params)
         s = self.spec
-        self.norm = kernels.channel_norm_steps("fused", s.image_mean, s.image_std, s.rescale_factor,
-                                               do_rescale=s.do_rescale, do_normalize=s.do_normalize)
+        self.norm = s.channel_norm()
         self._decode_options = mmp.DecodeOptions(alpha=s.alpha, exif_transpose=s.exif_transpose)
 
     def sizes(self, width: int, height: int) -> tuple[tuple[int, int], tuple[int, int]]:

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import attrs
+import numpy as np
 
 import mm_framework as mmf
 from mm_framework import kernels
@@ -71,6 +72,12 @@ class KimiK25Spec:
         """The :func:`mm_framework.kernels.resize_rgb` resampler of ``resample`` (torchvision's)."""
         return kernels.TORCHVISION_RESAMPLERS[self.resample]
 
+    def channel_norm(self) -> kernels.ChannelNorm:
+        """The rescale + normalize table of the torchvision backend's fused arithmetic."""
+        with np.errstate(all="ignore"):  # parse_spec refuses a table with non-finite entries
+            return kernels.channel_norm_steps("fused", self.image_mean, self.image_std, self.rescale_factor,
+                                              do_rescale=self.do_rescale, do_normalize=self.do_normalize)
+
     def to_dict(self) -> dict[str, Any]:
         """The complete spec, ``"family"`` included, as JSON-ready values."""
         d = attrs.asdict(self)
@@ -105,6 +112,9 @@ def parse_spec(params: Mapping[str, Any]) -> KimiK25Spec:
         raise f.error("max_size_per_side", f"={spec.max_size_per_side}: a {side}x{side} canvas of patch_size "
                                            f"{spec.patch_size} is above the {MAX_CANVAS_PIXELS} pixels the core "
                                            "decodes by default")
+    if not np.isfinite(spec.channel_norm().lut).all():
+        # The reference would emit inf/nan features.
+        raise f.error(["image_mean", "image_std", "rescale_factor"], "give non-finite features in float32")
     return spec
 
 

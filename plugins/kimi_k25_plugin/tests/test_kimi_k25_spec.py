@@ -46,6 +46,10 @@ def test_token_counts_follow_the_padded_grid():
     ({"image_token_id": 2**31}, "image_token_id", ""),
     ({"rescale_factor": 0}, "rescale_factor", ""),
     ({"exif_transpose": "yes"}, "exif_transpose", ""),
+    ({"rescale_factor": 1e-300}, "rescale_factor", "non-finite features"),
+    ({"rescale_factor": 1e300}, "rescale_factor", "non-finite features"),
+    ({"image_mean": [3e38] * 3, "image_std": [1e-38] * 3}, "image_std", "non-finite features"),
+    ({"do_rescale": False, "image_std": [1e-45] * 3}, "image_std", "non-finite features"),
 ])
 def test_bad_specs_are_refused(change, field, match):
     with pytest.raises(mmf.SpecError, match=field) as e:
