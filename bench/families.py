@@ -1,5 +1,5 @@
 """Per-family benchmark: each bundled family against its transformers PIL image processor
-(the torchvision one for a family that has only that: llama4).
+(the torchvision one for a family that has only that: llama4, kimi_k25).
 
 Usage (a venv with the repository and its plugins installed, plus ``transformers==5.24.0``,
 which the families' ``[parity]`` extras bring; torch and torchvision for llama4, which is
@@ -117,10 +117,19 @@ def llama4():
     return spec, lambda im: ip(im, return_tensors="pt")["pixel_values"].float().numpy()
 
 
+def kimi_k25():
+    import torch  # Kimi_K25ImageProcessor is torchvision-only
+
+    torch.set_num_threads(1)
+    spec = mmf.preset("kimi_k2_5")
+    ip = transformers.Kimi_K25ImageProcessor()  # the preset is its class defaults
+    return spec, lambda im: ip(im, return_tensors="pt")["pixel_values"].numpy()
+
+
 FAMILIES = {"qwen_vl (qwen2_vl)": qwen2_vl, "gemma3": gemma3, "pixtral": pixtral, "llava_onevision": llava_onevision,
             "paddleocr_vl": paddleocr_vl, "smolvlm": smolvlm, "glm4v": glm4v, "deepseek_ocr2": deepseek_ocr2,
-            "llama4 (torchvision)": llama4}
-TORCHVISION_ONLY = {"llama4 (torchvision)"}
+            "llama4 (torchvision)": llama4, "kimi_k25 (torchvision)": kimi_k25}
+TORCHVISION_ONLY = {"llama4 (torchvision)", "kimi_k25 (torchvision)"}
 
 
 def main() -> None:
