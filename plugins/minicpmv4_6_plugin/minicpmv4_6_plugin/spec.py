@@ -155,7 +155,8 @@ def _cross_check(f: mmp.SpecFields, s: MiniCPMV46Spec) -> None:
 
 
 # openbmb/MiniCPM-V-4.6 (processor MiniCPMV4_6Processor, tokenizer Qwen3.5's with MiniCPM's added
-# tokens; docs/families/minicpmv4_6.md §1 says which ids are verified). The image options are
+# tokens; docs/families/minicpmv4_6.md §1 says which ids are verified: the marker ids are stand-ins
+# chosen offline, to be replaced by the checkpoint's tokenizer.json ids). The image options are
 # MiniCPMV4_6ImageProcessorPil's class defaults, which the published preprocessor_config.json is
 # taken to equal (unverified offline).
 _MINICPM_V_4_6 = MiniCPMV46Spec(
