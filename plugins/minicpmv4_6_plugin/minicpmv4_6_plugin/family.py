@@ -90,14 +90,25 @@ class MiniCPMV46Family:
         start = 0
         for frame in self.resized_images(media.rgb, mmp.take_source(media)):
             h, w = frame.shape[:2]
-            chw = np.empty((3, h, w), dtype=_F32)
-            self._norm.apply_image(frame, chw)
-            # reshape_by_patch: patch (i, j)'s rows side by side, patches row-major.
             n = h * w // p
-            out = feature[:, :, start:start + n].reshape(3, p, h // p, w // p, p)
-            np.copyto(out, chw.reshape(3, h // p, p, w // p, p).transpose(0, 2, 1, 3, 4))
+            self._patches(frame, feature[:, :, start:start + n])
             start += n
         return mmp.ProcessedItem(feature=mmp.Tensor(feature, "f32"), geometry=g, size=(g.source[1], g.source[0]))
+
+    def _patches(self, frame: np.ndarray, out: np.ndarray) -> None:
+        """HWC uint8 ``frame`` rescaled and normalized straight into ``out`` [3, p, h*w/p] in
+        ``reshape_by_patch``'s order: row ``py`` of ``out`` holds row ``py`` of every patch, patches
+        row-major, so it reads image rows ``py, py + p, ...`` whole (no CHW intermediate)."""
+        h, w = frame.shape[:2]
+        p = self.spec.patch_size
+        src = frame.reshape(h // p, p, w, 3)
+        dst = out.reshape(3, p, h // p, w)
+
+        def run(a: int, b: int) -> None:
+            for c in range(3):
+                self._norm.apply(c, src[:, a:b, :, c].transpose(1, 0, 2), dst[c, a:b])
+
+        kernels.for_chunks(run, p, kernels.rows_per_worker(p, h * w))
 
     @mmp.hookimpl
     def mm_layout(self, input_ids: np.ndarray, geometries: Sequence[Any]) -> mmp.TokenLayout:
