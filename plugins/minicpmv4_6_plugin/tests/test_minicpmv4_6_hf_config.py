@@ -47,3 +47,7 @@ def test_other_models_are_not_ours():
 def test_bad_files_are_refused_by_name(config, pp, match):
     with pytest.raises(mmf.SpecError, match=match):
         resolve(config, pp)
+
+
+def test_the_engine_finds_the_resolver_through_the_entry_point():
+    assert mmf.spec_from_hf_configs(CONFIG, PREPROCESSOR) == mmf.preset("minicpm_v_4_6")
