@@ -1,0 +1,77 @@
+"""Bad input: each a typed MmError whose message names the item (or the field) and the cause."""
+
+from __future__ import annotations
+
+import pytest
+
+from . import minicpmv4_6_images
+import mm_framework as mmf
+
+SPEC = mmf.preset("minicpm_v_4_6")
+IMAGE = SPEC["image_token_id"]
+
+
+@pytest.fixture(scope="module")
+def pipe():
+    return mmf.pipeline_from_spec(SPEC)
+
+
+@pytest.fixture(scope="module")
+def jpeg():
+    return minicpmv4_6_images.make("rgb_640x480.jpg")
+
+
+def test_sixteen_bit_image_is_refused(pipe):
+    with pytest.raises(mmf.MediaError, match=r"item 0: image decode: unsupported color mode I;16"):
+        pipe.process(mmf.MmInput(images=[minicpmv4_6_images.make("png16_gray_640x480.png")], input_ids=[IMAGE]))
+
+
+def test_truncated_image_is_refused(pipe, jpeg):
+    with pytest.raises(mmf.MediaError, match=r"item 1: image decode"):
+        pipe.process(mmf.MmInput(images=[jpeg, jpeg[:200]], input_ids=[IMAGE, IMAGE]))
+
+
+@pytest.mark.parametrize(("ids", "found"), [([IMAGE], 1), ([1, 2], 0), ([IMAGE, IMAGE, IMAGE], 3)])
+def test_placeholder_count_must_match_the_images(pipe, jpeg, ids, found):
+    with pytest.raises(mmf.LayoutError, match=f"prompt has {found} image placeholder.*but 2 image item.*{IMAGE}"):
+        pipe.process(mmf.MmInput(images=[jpeg, jpeg], input_ids=ids))
+
+
+def test_ids_outside_the_vocabulary_are_refused(pipe, jpeg):
+    with pytest.raises(mmf.InvalidInputError, match=r"input_ids\[0\] = -1 is outside"):
+        pipe.process(mmf.MmInput(images=[jpeg], input_ids=[-1, IMAGE]))
+
+
+@pytest.mark.parametrize(("option", "match"), [
+    ({"max_slice_nums": 0}, r"item 0: processor option max_slice_nums=0 for this image.*must be greater than zero"),
+    ({"max_slice_nums": 65}, r"item 0: processor option max_slice_nums=65 for this image.*must be <= 64"),
+    ({"downsample_mode": "8x"}, r"item 0: processor option downsample_mode='8x'.*must be one of"),
+    ({"slice_mode": "yes"}, r"item 0: processor option slice_mode='yes'.*must be true or false"),
+    ({"scale_resolution": 224}, r"item 0: processor option 'scale_resolution' is not one"),
+])
+def test_bad_item_option_names_the_option_and_item(pipe, jpeg, option, match):
+    with pytest.raises(mmf.SpecError, match=match):
+        pipe.process(mmf.MmInput(images=[mmf.Image(jpeg, **option)], input_ids=[IMAGE]))
+
+
+@pytest.mark.parametrize(("change", "match"), [
+    ({"image_start_token_id": IMAGE}, r"image_token_id.*must all differ"),
+    ({"digit_token_ids": list(range(9))}, r"digit_token_ids.*10 token ids"),
+    ({"digit_token_ids": [198, *range(16, 25)]}, r"must all differ"),
+    ({"scale_resolution": 4096, "max_slice_nums": 64}, r"scale_resolution.*exceed"),
+    ({"downsample_mode": "2x"}, r"downsample_mode"),
+    ({"do_rescale": False, "do_normalize": False}, r"do_normalize.*cannot both be false"),
+])
+def test_bad_spec_is_refused_naming_the_field(change, match):
+    with pytest.raises(mmf.SpecError, match=match):
+        mmf.pipeline_from_spec({**SPEC, **change})
+
+
+def test_item_options_switch_slicing_and_the_token_budget_for_one_image(pipe, jpeg):
+    """640x480 is above one 448x448 budget: a 1x2 grid, a 392x504 source (28x36 patches)."""
+    out = pipe.process(mmf.MmInput(images=[mmf.Image(jpeg, slice_mode=False), mmf.Image(jpeg, downsample_mode="4x"),
+                                           jpeg], input_ids=[IMAGE] * 3))
+    grids = [it.geometry for it in out.items]
+    assert [(g.rows, g.cols) for g in grids] == [(0, 0), (1, 2), (1, 2)]
+    assert [g.source for g in grids] == [(392, 504)] * 3
+    assert [g.source_tokens for g in grids] == [28 * 36 // 16, 28 * 36 // 4, 28 * 36 // 16]
