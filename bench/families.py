@@ -107,6 +107,12 @@ def deepseek_ocr2():
     return spec, lambda im: ip(im, return_tensors="np")["pixel_values_local"]
 
 
+def minicpmv4_6():
+    spec = mmf.preset("minicpm_v_4_6")
+    ip = transformers.MiniCPMV4_6ImageProcessorPil()  # the preset is its class defaults
+    return spec, lambda im: ip(im, return_tensors="np")["pixel_values"][0]
+
+
 def llama4():
     import torch  # Llama4ImageProcessor is torchvision-only
 
@@ -128,7 +134,7 @@ def kimi_k25():
 
 FAMILIES = {"qwen_vl (qwen2_vl)": qwen2_vl, "gemma3": gemma3, "pixtral": pixtral, "llava_onevision": llava_onevision,
             "paddleocr_vl": paddleocr_vl, "smolvlm": smolvlm, "glm4v": glm4v, "deepseek_ocr2": deepseek_ocr2,
-            "llama4 (torchvision)": llama4, "kimi_k25 (torchvision)": kimi_k25}
+            "minicpmv4_6": minicpmv4_6,            "llama4 (torchvision)": llama4, "kimi_k25 (torchvision)": kimi_k25}
 TORCHVISION_ONLY = {"llama4 (torchvision)", "kimi_k25 (torchvision)"}
 
 
