@@ -134,7 +134,7 @@ def kimi_k25():
 
 FAMILIES = {"qwen_vl (qwen2_vl)": qwen2_vl, "gemma3": gemma3, "pixtral": pixtral, "llava_onevision": llava_onevision,
             "paddleocr_vl": paddleocr_vl, "smolvlm": smolvlm, "glm4v": glm4v, "deepseek_ocr2": deepseek_ocr2,
-            "minicpmv4_6": minicpmv4_6,            "llama4 (torchvision)": llama4, "kimi_k25 (torchvision)": kimi_k25}
+            "minicpmv4_6": minicpmv4_6, "llama4 (torchvision)": llama4, "kimi_k25 (torchvision)": kimi_k25}
 TORCHVISION_ONLY = {"llama4 (torchvision)", "kimi_k25 (torchvision)"}
 
 
