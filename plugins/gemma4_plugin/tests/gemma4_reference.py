@@ -36,8 +36,8 @@ def image_processor(spec: dict[str, Any]):
 
 def tokenizer(spec: dict[str, Any]):
     """A fast tokenizer holding the image, boi and eoi tokens at the spec's ids, the audio
-    markers, a pad token (the processor pads text), ``"\\n"`` and :data:`WORDS` (word-level, split at whitespace and punctuation;
-    anything else is ``<unk>``)."""
+    markers, a pad token (the processor pads text), ``"\\n"`` and :data:`WORDS` (word-level,
+    split at whitespace and punctuation; anything else is ``<unk>``)."""
     from tokenizers import AddedToken, Tokenizer, models, pre_tokenizers
     from transformers import PreTrainedTokenizerFast
 
