@@ -58,6 +58,9 @@ class Gemma4Family:
     def __init__(self, params: Mapping[str, Any]) -> None:
         self.spec = parse_spec(params)
         self._norm = channel_norm(self.spec)
+        # Compared as bits: a -0.0 entry must not pass for 0.0.
+        rows = [row.tobytes() for row in self._norm.lut]
+        self._same_channels = rows[0] == rows[1] == rows[2]
         # The decoder lends its Pillow image when the resize runs through Pillow.
         self._decode_options = mmp.DecodeOptions(
             alpha=self.spec.alpha, exif_transpose=self.spec.exif_transpose,
@@ -98,6 +101,10 @@ class Gemma4Family:
         # channel is mapped straight into its strided slot of the padded feature.
         blocks = np.ascontiguousarray(rgb.reshape(rows, p, cols, p, 3).transpose(0, 2, 1, 3, 4)).reshape(n, p * p, 3)
         feature = np.zeros((s.max_patches, s.patch_dim), dtype=_F32)
+        if self._same_channels:
+            # One table for all three channels (the published config): one contiguous pass.
+            self._norm.apply(0, blocks.reshape(n, -1), feature[:n])
+            return feature
         slots = feature[:n].reshape(n, p * p, 3)
         for c in range(3):
             self._norm.apply(c, blocks[:, :, c], slots[:, :, c])
