@@ -11,14 +11,13 @@ from blake3 import blake3
 from . import gemma4_images
 import mm_framework as mmf
 from gemma4_plugin import Gemma4Family
-from mm_framework.testing import load_cases
+from mm_framework.testing import load_cases, load_module
 
 from .test_gemma4_conformance import GOLDEN
 
 ACCEPTED = load_cases(GOLDEN)
 REJECTED = load_cases(GOLDEN.parent / "rejections")
-generator = pytest.importorskip("mm_framework.testing").load_module(
-    GOLDEN.parent.parent / "generate_gemma4_goldens.py", "generate_gemma4_goldens")
+generator = load_module(GOLDEN.parent.parent / "generate_gemma4_goldens.py", "generate_gemma4_goldens")
 
 
 def _digest(a: np.ndarray) -> str:
