@@ -6,11 +6,13 @@ Runs wherever transformers is importable. Sizes: our target size against the ref
 pipeline's model kwargs and ``mm_hf_image_outputs`` must equal ``Gemma4ImageProcessorPil``'s
 outputs (every key) exactly, over the golden images and specs the goldens do not pin.
 Prompts: the processor's expansion of a multi-image prompt under another budget.
-``mm_framework.hf.accelerate`` serves the processor's calls with the same bytes.
+``mm_framework.hf.accelerate`` serves the processor's calls with the same bytes (both backends
+where torchvision imports) and hands back the calls it does not mirror.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import io
 
 import numpy as np
@@ -127,21 +129,45 @@ def test_prompt_expansion_equals_the_processor():
     assert mask.tolist() == np.asarray(want["mm_token_type_ids"])[0].tolist()
 
 
-@pytest.mark.parametrize("call", [{}, {"max_soft_tokens": 70}, {"max_soft_tokens": 1120}],
-                         ids=lambda c: ",".join(f"{k}={v}" for k, v in c.items()) or "defaults")
-def test_accelerate_gives_the_processor_bytes(call):
-    # The adapter resolves this processor to the gemma4 spec, but it serves only calls that
-    # rescale and normalize (or neither); Gemma 4 rescales without normalizing, so every call
-    # falls back to the processor itself (docs/families/gemma4.md §5).
+BACKENDS = {"pil": "Gemma4ImageProcessorPil"}
+if importlib.util.find_spec("torchvision") is not None:
+    BACKENDS["torchvision"] = "Gemma4ImageProcessor"
+SERVED = [{}, {"max_soft_tokens": 70}, {"max_soft_tokens": 1120}, {"do_rescale": True, "do_normalize": False}]
+DECLINED = [({"do_normalize": True}, "do_rescale and do_normalize on where the processor has them off"),
+            ({"do_rescale": False}, "uint8 patches: family 'gemma4' has no pixels='u8'"),
+            ({"patch_size": 8}, "option 'patch_size'")]
+
+
+def _call(backend, call, strict):
     names = ["rgb_1280x960.jpg", "wide_1000x300.jpg", "rgba_640x480.png"]
     images = lambda: [Image.open(io.BytesIO(gemma4_images.make(n))) for n in names]  # noqa: E731
+    spec = {**PRESET, "backend": backend}
+    ref, acc = image_processor(spec), hf.accelerate(image_processor(spec), strict=strict)
+    want, got = ref(images(), return_tensors="np", **call), acc(images(), return_tensors="np", **call)
+    assert list(want.keys()) == list(got.keys()) == KEYS
+    for key in KEYS:
+        a, b = want[key], got[key]
+        assert type(a) is type(b) and a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes(), key
+
+
+@pytest.fixture
+def _fresh_stats():
     hf.reset_stats()
-    try:
-        ref, acc = image_processor(PRESET), hf.accelerate(image_processor(PRESET), strict=True)
-        want, got = ref(images(), return_tensors="np", **call), acc(images(), return_tensors="np", **call)
-        assert list(want.keys()) == list(got.keys()) == KEYS
-        assert_outputs_equal(want, got)
-        assert hf.stats() == {"served": {}, "fallbacks": {
-            "Gemma4ImageProcessorPil: do_rescale without do_normalize or the reverse": 1}}
-    finally:
-        hf.reset_stats()
+    yield
+    hf.reset_stats()
+
+
+@pytest.mark.usefixtures("_fresh_stats")
+@pytest.mark.parametrize("backend", list(BACKENDS))
+@pytest.mark.parametrize("call", SERVED, ids=lambda c: ",".join(f"{k}={v}" for k, v in c.items()) or "defaults")
+def test_accelerate_serves_the_processor(backend, call):
+    _call(backend, call, strict=True)
+    assert hf.stats() == {"served": {BACKENDS[backend]: 1}, "fallbacks": {}}
+
+
+@pytest.mark.usefixtures("_fresh_stats")
+@pytest.mark.parametrize("backend", list(BACKENDS))
+@pytest.mark.parametrize(("call", "why"), DECLINED, ids=[next(iter(c)) for c, _ in DECLINED])
+def test_accelerate_hands_other_calls_back(backend, call, why):
+    _call(backend, call, strict=False)
+    assert hf.stats() == {"served": {}, "fallbacks": {f"{BACKENDS[backend]}: {why}": 1}}
