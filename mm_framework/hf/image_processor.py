@@ -117,10 +117,13 @@ class AcceleratedImageProcessor:
     def _pixels(self, rescale: bool | None, normalize: bool | None) -> str:
         rescale = self._original.do_rescale if rescale is None else rescale
         normalize = self._original.do_normalize if normalize is None else normalize
-        if rescale and normalize:
+        if (rescale or normalize) and (rescale, normalize) == (self._original.do_rescale, self._original.do_normalize):
+            # The spec cloned the processor's own switches (Gemma 4 rescales without normalizing).
             return "f32"
-        if rescale or normalize:
+        if rescale != normalize:
             raise Declined("do_rescale without do_normalize or the reverse")
+        if rescale:
+            raise Declined("do_rescale and do_normalize on where the processor has them off")
         if self._pipe("u8") is None:
             raise Declined(f"uint8 patches: family {self._spec['family']!r} has no pixels='u8'")
         return "u8"

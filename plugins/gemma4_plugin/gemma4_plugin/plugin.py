@@ -1,0 +1,12 @@
+"""Discovery hooks: the module the ``mm_framework`` entry point ``gemma4`` loads."""
+
+from __future__ import annotations
+
+from mm_framework import plugin as mmp
+
+from .family import Gemma4Family
+from .hf_config import resolve
+from .spec import FAMILY, PRESETS
+
+mm_register_families, mm_register_presets, mm_spec_from_hf_configs = mmp.discovery_hooks(
+    {FAMILY: Gemma4Family}, PRESETS, resolve)

@@ -1,0 +1,95 @@
+"""Bad input: each a typed MmError whose message names the item (or the field) and the cause."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from . import gemma4_images
+import mm_framework as mmf
+from gemma4_plugin import Gemma4Family
+
+SPEC = mmf.preset("gemma4")
+IMAGE = SPEC["image_token_id"]
+
+
+@pytest.fixture(scope="module")
+def pipe():
+    return mmf.pipeline_from_spec(SPEC)
+
+
+@pytest.fixture(scope="module")
+def jpeg():
+    return gemma4_images.make("rgb_640x480.jpg")
+
+
+def test_sixteen_bit_image_is_refused(pipe):
+    with pytest.raises(mmf.MediaError, match=r"item 0: image decode: unsupported color mode I;16"):
+        pipe.process(mmf.MmInput(images=[gemma4_images.make("png16_gray_640x480.png")], input_ids=[IMAGE]))
+
+
+def test_truncated_image_is_refused(pipe, jpeg):
+    with pytest.raises(mmf.MediaError, match=r"item 1: image decode"):
+        pipe.process(mmf.MmInput(images=[jpeg, jpeg[:200]], input_ids=[IMAGE, IMAGE]))
+
+
+@pytest.mark.parametrize(("ids", "found"), [([IMAGE], 1), ([1, 2], 0), ([SPEC["boi_token_id"]] * 2, 0)])
+def test_placeholder_count_must_match_the_images(pipe, jpeg, ids, found):
+    with pytest.raises(mmf.LayoutError, match=f"prompt has {found} media placeholder.*but 2 media item.*{IMAGE}"):
+        pipe.process(mmf.MmInput(images=[jpeg, jpeg], input_ids=ids))
+
+
+def test_ids_outside_the_vocabulary_are_refused(pipe, jpeg):
+    with pytest.raises(mmf.InvalidInputError, match=r"input_ids\[0\] = -1 is outside"):
+        pipe.process(mmf.MmInput(images=[jpeg], input_ids=[-1, IMAGE]))
+
+
+@pytest.mark.parametrize(("option", "match"), [
+    ({"max_soft_tokens": "many"}, r"item 0: processor option max_soft_tokens='many'.*must be an integer"),
+    ({"max_soft_tokens": 100}, r"item 0: processor option max_soft_tokens=100.*must be one of \[70, 140"),
+    ({"max_soft_tokens": 0}, r"item 0: processor option max_soft_tokens=0.*"),
+    ({"patch_size": 8}, r"item 0: processor option 'patch_size' is not one"),
+])
+def test_bad_item_option_names_the_option_and_item(pipe, jpeg, option, match):
+    with pytest.raises(mmf.SpecError, match=match):
+        pipe.process(mmf.MmInput(images=[mmf.Image(jpeg, **option)], input_ids=[IMAGE]))
+
+
+def test_item_option_changes_one_image(pipe, jpeg):
+    out = pipe.process(mmf.MmInput(images=[mmf.Image(jpeg, max_soft_tokens=70), jpeg], input_ids=[IMAGE, IMAGE]))
+    assert [(g.h, g.w) for g in (it.geometry for it in out.items)] == [(21, 27), (42, 57)]
+    kwargs = pipe.model_kwargs(out)
+    # Padded to the longer budget: the 70-token image's rows past its 567 patches are zero at -1.
+    assert kwargs["pixel_values"].shape == (2, 2520, 768)
+    assert not kwargs["pixel_values"][0, 21 * 27:].any() and (kwargs["image_position_ids"][0, 21 * 27:] == -1).all()
+
+
+def test_request_option_applies_to_every_image(pipe, jpeg):
+    out = pipe.process(mmf.MmInput(images=[jpeg], input_ids=[IMAGE], options={"max_soft_tokens": 1120}))
+    assert out.items[0].feature.array.shape == (10080, 768)
+    with pytest.raises(mmf.SpecError, match=r"processor option max_soft_tokens=-3"):
+        pipe.process(mmf.MmInput(images=[jpeg], input_ids=[IMAGE], options={"max_soft_tokens": -3}))
+
+
+@pytest.mark.parametrize(("fields", "match"), [
+    ({"max_soft_tokens": 281}, r"max_soft_tokens.*must be one of \[70, 140, 280, 560, 1120\]"),
+    ({"patch_size": 0}, r"patch_size"),
+    ({"patch_size": 65}, r"patch_size"),
+    ({"pooling_kernel_size": 5}, r"pooling_kernel_size"),
+    ({"boi_token_id": IMAGE}, r"eoi_token_id.*must differ"),
+    ({"do_rescale": False, "do_normalize": False}, r"do_normalize.*cannot both be false"),
+    ({"image_std": [1.0, 0.0, 1.0]}, r"image_std"),
+    ({"resample": "nearest"}, r"resample"),
+    ({"backend": "cuda"}, r"backend"),
+    ({"image_seq_length": 280}, r"image_seq_length"),
+])
+def test_bad_spec_names_the_field(fields, match):
+    with pytest.raises(mmf.SpecError, match=match):
+        mmf.pipeline_from_spec({**SPEC, **fields})
+
+
+@pytest.mark.parametrize("shape", [(47, 48, 3), (48, 47, 3), (48 * 60, 48 * 60, 3), (48, 48, 4), (48, 48)])
+def test_stored_pixels_of_a_size_no_target_has_are_refused(shape):
+    family = Gemma4Family({k: v for k, v in SPEC.items() if k != "family"})
+    with pytest.raises(mmf.MediaError):
+        family.mm_features_from_pixels(np.zeros(shape, np.uint8))
