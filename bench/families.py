@@ -1,5 +1,5 @@
 """Per-family benchmark: each bundled family against its transformers PIL image processor
-(the torchvision one for a family that has only that: llama4, kimi_k25).
+(the torchvision one for a family that has only that, llama4 and kimi_k25, and for gemma4's second row).
 
 Usage (a venv with the repository and its plugins installed, plus ``transformers==5.24.0``,
 which the families' ``[parity]`` extras bring; torch and torchvision for llama4, which is
@@ -113,6 +113,21 @@ def minicpmv4_6():
     return spec, lambda im: ip(im, return_tensors="np")["pixel_values"][0]
 
 
+def gemma4():
+    spec = mmf.preset("gemma4")
+    ip = transformers.Gemma4ImageProcessorPil()  # the preset is its class defaults
+    return spec, lambda im: ip(im, return_tensors="np")["pixel_values"][0]
+
+
+def gemma4_torchvision():
+    import torch
+
+    torch.set_num_threads(1)
+    spec = mmf.preset("gemma4_torchvision")
+    ip = transformers.Gemma4ImageProcessor()
+    return spec, lambda im: ip(im, return_tensors="pt")["pixel_values"][0].numpy()
+
+
 def llama4():
     import torch  # Llama4ImageProcessor is torchvision-only
 
@@ -134,8 +149,9 @@ def kimi_k25():
 
 FAMILIES = {"qwen_vl (qwen2_vl)": qwen2_vl, "gemma3": gemma3, "pixtral": pixtral, "llava_onevision": llava_onevision,
             "paddleocr_vl": paddleocr_vl, "smolvlm": smolvlm, "glm4v": glm4v, "deepseek_ocr2": deepseek_ocr2,
-            "minicpmv4_6": minicpmv4_6, "llama4 (torchvision)": llama4, "kimi_k25 (torchvision)": kimi_k25}
-TORCHVISION_ONLY = {"llama4 (torchvision)", "kimi_k25 (torchvision)"}
+            "minicpmv4_6": minicpmv4_6, "gemma4": gemma4, "gemma4 (torchvision)": gemma4_torchvision,
+            "llama4 (torchvision)": llama4, "kimi_k25 (torchvision)": kimi_k25}
+TORCHVISION_ONLY = {"gemma4 (torchvision)", "llama4 (torchvision)", "kimi_k25 (torchvision)"}
 
 
 def main() -> None:
