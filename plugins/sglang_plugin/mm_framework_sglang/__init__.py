@@ -12,7 +12,9 @@ accelerated, made once per processor object. The copy, not the object itself, be
 SGLang reads the processor outside the call too (special tokens, fingerprints, the fast
 path's prompt templates): those keep seeing transformers' own image processor, and
 everything SGLang does around the call (token expansion, M-RoPE, hashing, the caches) is
-its own code, unchanged.
+its own code, unchanged. Where SGLang preprocesses on the accelerator (its torchvision image
+processor on a CUDA, XPU or NPU host) the processor is left as it is: the plugin serves what
+SGLang runs on the CPU.
 
 ``MM_FRAMEWORK_SGLANG=0`` leaves SGLang untouched (docs/sglang.md).
 """
@@ -68,7 +70,7 @@ def resolve_processor(original: Any, mm_processor: Any, processor: Any = None) -
 
 
 def _announce() -> None:
-    """Log, once per process, what is served. At the first served call rather than at
+    """Log, once per process, what is served. At the first processor served rather than at
     registration: SGLang loads plugins in processes whose logging it configures later."""
     global _announced
     if _announced:
@@ -89,14 +91,27 @@ def served_processor(mm_processor: Any, hf_processor: Any) -> Any:
     if not hasattr(hf_processor, "image_processor"):
         return hf_processor
     with _lock:
-        _announce()
         found = _served.get(hf_processor)
         if found is None:
-            from mm_framework import hf
-
-            twin = copy.copy(hf_processor)
-            accelerated = hf.accelerate(twin)
-            # accelerate leaves a processor it cannot clone as it was (and counts why).
-            found = accelerated if accelerated.image_processor is not hf_processor.image_processor else hf_processor
+            found = hf_processor if _on_accelerator(mm_processor) else _accelerated(hf_processor)
             _served[hf_processor] = found
+            if found is not hf_processor:
+                _announce()
         return found
+
+
+def _on_accelerator(mm_processor: Any) -> bool:
+    """Whether SGLang runs this processor's image preprocessing on the GPU (or XPU, NPU): its
+    torchvision image processor, given ``device="cuda:N"``, on a CUDA host. Left to SGLang:
+    the plugin serves on the CPU, whose results are transformers' CPU results, not the
+    device's, and whether moving that work to the CPU pays is not measured here."""
+    competes = getattr(mm_processor, "_preprocessing_competes_with_the_scheduler", None)
+    return bool(competes and competes())
+
+
+def _accelerated(hf_processor: Any) -> Any:
+    from mm_framework import hf
+
+    accelerated = hf.accelerate(copy.copy(hf_processor))
+    # accelerate leaves a processor it cannot clone as it was (and counts why).
+    return accelerated if accelerated.image_processor is not hf_processor.image_processor else hf_processor

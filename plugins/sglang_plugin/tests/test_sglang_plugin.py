@@ -85,6 +85,13 @@ def original():
     return hooked.__wrapped__
 
 
+def test_load_plugins_registers_the_hook(original):
+    """SGLang's own ``load_plugins()`` ran the entry point and applied the hook (the fixture
+    checks it); the original is SGLang's method."""
+    assert original.__module__ == "sglang.srt.multimodal.processors.base_processor"
+    assert original.__qualname__ == "BaseMultimodalProcessor._resolve_processor"
+
+
 def _processor(model_root, arch: str, **server_args):
     return sglang_models.processor(model_root[arch], **{**sglang_models.ENGINE_ARGS.get(arch, {}), **server_args})
 
@@ -173,6 +180,18 @@ def test_worker_pool(model_root, original, monkeypatch):
     for _ in range(3):
         sglang_models.assert_same_output(sglang_models.process(mm, images), want)
     assert hf.stats() == _served("torchvision", 3)
+
+
+def test_accelerator_preprocessing_left_to_sglang(model_root, original, monkeypatch):
+    """Where SGLang would run the image processor on its GPU (there is none here: its own test
+    says so), the plugin steps aside: nothing is served, the output is SGLang's."""
+    mm = _processor(model_root, "Qwen2_5_VLForConditionalGeneration", image_processor_backend="torchvision")
+    monkeypatch.setattr(mm, "_preprocessing_competes_with_the_scheduler", lambda: True)
+    images = [IMAGES["photo"]]
+    want = _reference(monkeypatch, original, lambda: sglang_models.process(mm, images))
+    hf.reset_stats()
+    sglang_models.assert_same_output(sglang_models.process(mm, images), want)
+    assert hf.stats() == {"served": {}, "fallbacks": {}}
 
 
 def test_one_copy_per_processor_object():
