@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import mm_framework.testing as testing
@@ -85,3 +86,12 @@ def test_image_jobs_and_write_reference_case(tmp_path):
     with pytest.raises(RuntimeError, match="c3: unexpected reference error ValueError: y"):
         write_reference_case({"name": "c3", "images": [{"name": "a.png"}], "reference_error": "ValueError: y"},
                              divergences, ok, rejected, "fam")
+
+
+def test_probe_samples_evenly_over_the_values_asked_for():
+    from mm_framework.testing.records import probe
+
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    assert probe(a, 4).tolist() == [0.0, 3.0, 7.0, 11.0]
+    assert probe(a, 3, 5).tolist() == [0.0, 2.0, 4.0]
+    assert probe(np.zeros((0, 3)), 4).tolist() == []

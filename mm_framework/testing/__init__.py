@@ -10,7 +10,8 @@ optionally sample images and a golden directory) and inherits every check::
         def family_spec(self):
             return {"family": "my_family", ...}
 
-The harness (``compare``, ``conformance``, ``golden``, and ``torch_reference``, which skips a
+The harness (``compare``, ``conformance``, ``golden``, ``bad_input`` (the bad-input rows every
+image family shares, :class:`ImageBadInput`), and ``torch_reference``, which skips a
 torchvision parity module where its reference cannot run; they need pytest) is imported on first use, so
 ``mm_framework.testing.images`` and ``.records`` (deterministic images, golden record
 pieces) import without it: benchmarks and golden generators use them.
@@ -32,20 +33,23 @@ if "pytest" in sys.modules:
     # Under pytest the harness's asserts explain themselves like a test module's; the
     # rewrite must be registered before the modules are imported.
     sys.modules["pytest"].register_assert_rewrite(
-        "mm_framework.testing.compare", "mm_framework.testing.conformance", "mm_framework.testing.golden"
+        "mm_framework.testing.bad_input", "mm_framework.testing.compare", "mm_framework.testing.conformance",
+        "mm_framework.testing.golden",
     )
 
 _HARNESS = {
-    "FamilyConformance": "conformance", "AudioFamilyConformance": "conformance", "assert_same_output": "compare",
+    "FamilyConformance": "conformance", "AudioFamilyConformance": "conformance", "framed_prompt": "conformance",
+    "assert_same_output": "compare",
     "GoldenCase": "golden", "load_cases": "golden", "record_case": "golden", "replay_case": "golden",
-    "require_torchvision": "torch_reference",
+    "run_case": "golden", "assert_rejection": "golden", "assert_tensors": "golden",
+    "require_torchvision": "torch_reference", "ImageBadInput": "bad_input",
 }
 
 __all__ = sorted([*_HARNESS, *_images, *_records, "load_module"])
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("compare", "conformance", "golden", "torch_reference"):
+    if name in ("bad_input", "compare", "conformance", "golden", "torch_reference"):
         return importlib.import_module(f"{__name__}.{name}")
     if name not in _HARNESS:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -73,6 +73,20 @@ def _prompt(placeholder: int) -> Callable[[int], list[int]]:
     return prompt
 
 
+def framed_prompt(head: Sequence[int], item: Sequence[int], tail: Sequence[int], *,
+                  text_from: int = 11) -> Callable[[int], list[int]]:
+    """A ``prompt_for`` in a chat template's frame: ``head``, then per item ``k`` its ids (the
+    placeholder with any markers around it) and the text id ``text_from + k``, then ``tail``."""
+
+    def prompt(n: int) -> list[int]:
+        ids = list(head)
+        for k in range(n):
+            ids += [*item, text_from + k]
+        return ids + list(tail)
+
+    return prompt
+
+
 class ModalityConformance:
     """The checks of every family, on items of one modality; see the module docstring.
 

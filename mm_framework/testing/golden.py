@@ -46,10 +46,13 @@ from typing import Any
 
 import attrs
 import numpy as np
+import pytest
 
+from .. import errors
 from ..carriers import MRope, Tensor
 from ..errors import UnsupportedError
 from ..media.hashing import content_hash
+from ..pipeline import Pipeline, pipeline_from_spec
 from ..request import MmInput, Output
 from .records import digest, ids_doc, tensor_doc
 
@@ -282,3 +285,28 @@ def replay_case(
     else:
         compare(case, out, digests)
     return out
+
+
+def run_case(case: GoldenCase, make: Callable[[str], bytes]) -> tuple[Pipeline, Output]:
+    """The pipeline of ``case``'s spec and its output for the case's images (from ``make``) and prompt."""
+    pipe = pipeline_from_spec(case.doc["spec"])
+    return pipe, pipe.process(MmInput(images=case.images(make), input_ids=case.doc["prompt_ids"]))
+
+
+def assert_rejection(case: GoldenCase, make: Callable[[str], bytes], *, naming_item: bool = False) -> None:
+    """A rejected case's request raises its ``expected_error``: that mm_framework error type, a
+    message matching its pattern (preceded by ``item <n>: `` with ``naming_item``)."""
+    want = case.doc["expected_error"]
+    match = rf"item {want['item']}: .*{want['match']}" if naming_item else want["match"]
+    with pytest.raises(getattr(errors, want["type"]), match=match):
+        run_case(case, make)
+
+
+def assert_tensors(got: Mapping[str, np.ndarray], want: Mapping[str, Mapping[str, Any]],
+                   dtypes: Mapping[str, str]) -> None:
+    """Each recorded ``{dtype, shape, blake3}`` entry of ``want`` matches ``got[key]``; ``dtypes``
+    maps a recorded dtype name to numpy's."""
+    for key, doc in want.items():
+        array = got[key]
+        assert (str(array.dtype), list(array.shape)) == (dtypes[doc["dtype"]], doc["shape"]), key
+        assert digest(array) == doc["blake3"], key

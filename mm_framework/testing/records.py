@@ -25,7 +25,7 @@ from PIL import Image, features
 
 __all__ = [
     "SHORT_IDS", "ReferenceRequest", "cached_tokenizer", "content_hash", "digest", "divergence", "dumps", "file_case",
-    "ids_doc", "image_jobs", "library_versions", "reference_request", "reference_versions", "rle", "sha256",
+    "ids_doc", "image_jobs", "library_versions", "probe", "reference_request", "reference_versions", "rle", "sha256",
     "tensor_doc", "token_runs", "write_case", "write_reference_case",
 ]
 
@@ -54,6 +54,14 @@ def content_hash(data: bytes) -> str:
     from blake3 import blake3
 
     return str(int.from_bytes(blake3(data).digest(8), "big"))
+
+
+def probe(array: np.ndarray, count: int, size: int | None = None) -> np.ndarray:
+    """``count`` values of ``array``'s flat view at evenly spaced indices over its first ``size``
+    (default: all) values, the sample a golden records beside a digest; empty for no values."""
+    flat = np.asarray(array).reshape(-1)
+    end = flat.size if size is None else size
+    return flat[np.linspace(0, end - 1, count).astype(np.int64)] if end else flat[:0]
 
 
 def tensor_doc(dtype: str, array: np.ndarray) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from . import gemma3_images
 import numpy as np
 import mm_framework as mmf
 from gemma3_plugin import Gemma3Family
-from mm_framework.testing import FamilyConformance, golden
+from mm_framework.testing import FamilyConformance, framed_prompt, golden
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "cases"
 OPTIONAL = frozenset(mmf.preset("gemma3_4b_it")) - {
@@ -43,15 +43,7 @@ class _Gemma3Prompts(FamilyConformance):
 
     @pytest.fixture
     def prompt_for(self, family_spec):
-        boi = family_spec["boi_token_id"]
-
-        def prompt(n: int) -> list[int]:
-            ids = [2, 105, 2364, 107]
-            for k in range(n):
-                ids += [boi, 11 + k]
-            return ids + [106]
-
-        return prompt
+        return framed_prompt([2, 105, 2364, 107], [family_spec["boi_token_id"]], [106])
 
 
 class TestGemma3SmallConformance(_Gemma3Prompts):

@@ -6,21 +6,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from blake3 import blake3
 
 from . import gemma3_images
-import mm_framework as mmf
 from gemma3_plugin.family import Gemma3Family
-from mm_framework.testing import load_cases
+from mm_framework.testing import assert_rejection, digest, load_cases, probe, run_case
 
 from .test_gemma3_conformance import GOLDEN
 
 ACCEPTED = load_cases(GOLDEN)
 REJECTED = load_cases(GOLDEN.parent / "rejections")
-
-
-def _digest(a: np.ndarray) -> str:
-    return blake3(np.ascontiguousarray(a).tobytes()).hexdigest()
 
 
 def test_the_matrix_is_complete():
@@ -33,28 +27,21 @@ def test_the_matrix_is_complete():
 
 @pytest.mark.parametrize("case", REJECTED, ids=[c.name for c in REJECTED])
 def test_rejection(case):
-    want = case.doc["expected_error"]
-    pipe = mmf.pipeline_from_spec(case.doc["spec"])
-    with pytest.raises(getattr(mmf, want["type"]), match=want["match"]):
-        pipe.process(mmf.MmInput(images=case.images(gemma3_images.make), input_ids=case.doc["prompt_ids"]))
+    assert_rejection(case, gemma3_images.make)
 
 
 @pytest.mark.parametrize("case", ACCEPTED, ids=[c.name for c in ACCEPTED])
 def test_crops_probes_and_model_kwargs(case):
     spec, extra = case.doc["spec"], case.doc["gemma3"]
     family = Gemma3Family({k: v for k, v in spec.items() if k != "family"})
-    pipe = mmf.pipeline_from_spec(spec)
-    images = case.images(gemma3_images.make)
-    out = pipe.process(mmf.MmInput(images=images, input_ids=case.doc["prompt_ids"]))
+    pipe, out = run_case(case, gemma3_images.make)
     for i, (item, want) in enumerate(zip(out.items, extra["items"])):
         w, h = item.size
         boxes = family.crops(w, h)
         assert len(boxes) == want["num_crops"] and [[y1 - y0, x1 - x0] for x0, y0, x1, y1 in boxes] == want["crop_hw"]
-        flat = item.feature.array.reshape(-1)
-        probe = flat[np.linspace(0, flat.size - 1, len(want["probe"])).astype(np.int64)]
-        assert probe.tolist() == want["probe"]
+        assert probe(item.feature.array, len(want["probe"])).tolist() == want["probe"]
     kwargs = pipe.model_kwargs(out)
     assert sorted(kwargs) == ["pixel_values"]
     pv = kwargs["pixel_values"]
     assert pv.dtype == np.float32 and list(pv.shape) == extra["model_kwargs"]["pixel_values"]["shape"]
-    assert _digest(pv) == extra["model_kwargs"]["pixel_values"]["blake3"]
+    assert digest(pv) == extra["model_kwargs"]["pixel_values"]["blake3"]

@@ -15,7 +15,7 @@ import pytest
 
 from . import gemma4_images
 import mm_framework as mmf
-from mm_framework.testing import FamilyConformance
+from mm_framework.testing import FamilyConformance, framed_prompt
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "cases"
 OPTIONAL = frozenset(mmf.preset("gemma4")) - {"family", "image_token_id", "boi_token_id", "eoi_token_id"}
@@ -26,15 +26,7 @@ class _Gemma4Prompts(FamilyConformance):
 
     @pytest.fixture
     def prompt_for(self, family_spec):
-        image = family_spec["image_token_id"]
-
-        def prompt(n: int) -> list[int]:
-            ids = [2, 105, 2364, 107]
-            for k in range(n):
-                ids += [image, 11 + k]
-            return ids + [106]
-
-        return prompt
+        return framed_prompt([2, 105, 2364, 107], [family_spec["image_token_id"]], [106])
 
 
 class TestGemma4SmallConformance(_Gemma4Prompts):

@@ -4,24 +4,18 @@ target sizes and soft-token counts, probe values and the model kwargs."""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
-from blake3 import blake3
 
 from . import gemma4_images
 import mm_framework as mmf
 from gemma4_plugin import Gemma4Family
-from mm_framework.testing import load_cases, load_module
+from mm_framework.testing import assert_rejection, digest, load_cases, load_module, probe, run_case
 
 from .test_gemma4_conformance import GOLDEN
 
 ACCEPTED = load_cases(GOLDEN)
 REJECTED = load_cases(GOLDEN.parent / "rejections")
 generator = load_module(GOLDEN.parent.parent / "generate_gemma4_goldens.py", "generate_gemma4_goldens")
-
-
-def _digest(a: np.ndarray) -> str:
-    return blake3(np.ascontiguousarray(a).tobytes()).hexdigest()
 
 
 def test_the_matrix_is_complete():
@@ -39,28 +33,22 @@ def test_the_generator_copies_the_preset():
 
 @pytest.mark.parametrize("case", REJECTED, ids=[c.name for c in REJECTED])
 def test_rejection(case):
-    want = case.doc["expected_error"]
-    pipe = mmf.pipeline_from_spec(case.doc["spec"])
-    with pytest.raises(getattr(mmf, want["type"]), match=want["match"]):
-        pipe.process(mmf.MmInput(images=case.images(gemma4_images.make), input_ids=case.doc["prompt_ids"]))
+    assert_rejection(case, gemma4_images.make)
 
 
 @pytest.mark.parametrize("case", ACCEPTED, ids=[c.name for c in ACCEPTED])
 def test_sizes_probes_and_model_kwargs(case):
     spec, extra = case.doc["spec"], case.doc["gemma4"]
     family = Gemma4Family({k: v for k, v in spec.items() if k != "family"})
-    pipe = mmf.pipeline_from_spec(spec)
-    out = pipe.process(mmf.MmInput(images=case.images(gemma4_images.make), input_ids=case.doc["prompt_ids"]))
+    pipe, out = run_case(case, gemma4_images.make)
     for item, want in zip(out.items, extra["items"], strict=True):
         assert list(family.target(*item.size)) == want["resized_hw"][::-1]
         assert family.soft_tokens(item.geometry) == want["num_soft_tokens"]
         n = item.geometry.h * item.geometry.w
-        flat = item.feature.array.reshape(-1)
-        probe = flat[np.linspace(0, n * family.spec.patch_dim - 1, len(want["probe"])).astype(np.int64)]
-        assert probe.tolist() == want["probe"]
+        assert probe(item.feature.array, len(want["probe"]), n * family.spec.patch_dim).tolist() == want["probe"]
     kwargs = family.mm_hf_image_outputs(out.items)
     assert kwargs["num_soft_tokens_per_image"].tolist() == extra["model_kwargs"]["num_soft_tokens_per_image"]
     for key in ("pixel_values", "image_position_ids"):
         want = extra["model_kwargs"][key]
-        assert list(kwargs[key].shape) == want["shape"] and _digest(kwargs[key]) == want["blake3"], key
+        assert list(kwargs[key].shape) == want["shape"] and digest(kwargs[key]) == want["blake3"], key
     assert sorted(pipe.model_kwargs(out)) == ["image_position_ids", "pixel_values"]

@@ -15,7 +15,7 @@ import pytest
 
 from . import glm4v_images as images
 import mm_framework as mmf
-from mm_framework.testing import FamilyConformance
+from mm_framework.testing import FamilyConformance, framed_prompt
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "cases"
 OPTIONAL = frozenset({"backend", "alpha", "exif_transpose"})
@@ -28,15 +28,7 @@ class _GlmPrompts(FamilyConformance):
 
     @pytest.fixture
     def prompt_for(self, family_spec):
-        pad = family_spec["image_token_id"]
-
-        def prompt(n: int) -> list[int]:
-            ids = [GMASK, SOP, USER, 8]
-            for k in range(n):
-                ids += [START, pad, END, 11 + k]
-            return ids + [5, ASSISTANT, 8]
-
-        return prompt
+        return framed_prompt([GMASK, SOP, USER, 8], [START, family_spec["image_token_id"], END], [5, ASSISTANT, 8])
 
 
 class TestGlm4vSmallConformance(_GlmPrompts):

@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 
 from . import glm4v_images as images
-import mm_framework as mmf
-from mm_framework.testing import load_cases
+from mm_framework.testing import assert_rejection, load_cases, run_case
 from mm_framework.testing.records import digest
 
 from .test_glm4v_conformance import GOLDEN
@@ -30,16 +29,12 @@ def test_the_matrix_is_complete():
 
 @pytest.mark.parametrize("case", REJECTED, ids=[c.name for c in REJECTED])
 def test_rejection(case):
-    want = case.doc["expected_error"]
-    pipe = mmf.pipeline_from_spec(case.doc["spec"])
-    with pytest.raises(getattr(mmf, want["type"]), match=rf"item {want['item']}: .*{want['match']}"):
-        pipe.process(mmf.MmInput(images=case.images(images.make), input_ids=case.doc["prompt_ids"]))
+    assert_rejection(case, images.make, naming_item=True)
 
 
 @pytest.mark.parametrize("case", ACCEPTED, ids=[c.name for c in ACCEPTED])
 def test_model_kwargs(case):
-    pipe = mmf.pipeline_from_spec(case.doc["spec"])
-    out = pipe.process(mmf.MmInput(images=case.images(images.make), input_ids=case.doc["prompt_ids"]))
+    pipe, out = run_case(case, images.make)
     kwargs = pipe.model_kwargs(out)
     exp = case.doc["expected"]
     rows = np.cumsum([0] + [f["shape"][0] for f in exp["features"]])

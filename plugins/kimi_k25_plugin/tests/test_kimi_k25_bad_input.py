@@ -7,6 +7,7 @@ import pytest
 
 from . import kimi_k25_images
 import mm_framework as mmf
+from mm_framework.testing import ImageBadInput
 from kimi_k25_plugin import KimiK25Family
 
 SPEC = mmf.preset("kimi_k2_5")
@@ -23,25 +24,16 @@ def jpeg():
     return kimi_k25_images.make("rgb_640x480.jpg")
 
 
-def test_sixteen_bit_image_is_refused(pipe):
-    with pytest.raises(mmf.MediaError, match=r"item 0: image decode: unsupported color mode I;16"):
-        pipe.process(mmf.MmInput(images=[kimi_k25_images.make("png16_gray_640x480.png")], input_ids=[PAD]))
+class TestImageBadInput(ImageBadInput):
+    placeholder_noun = "media"
 
+    @pytest.fixture
+    def family_spec(self):
+        return SPEC
 
-def test_truncated_image_is_refused(pipe, jpeg):
-    with pytest.raises(mmf.MediaError, match=r"item 1: image decode"):
-        pipe.process(mmf.MmInput(images=[jpeg, jpeg[:200]], input_ids=[PAD, PAD]))
-
-
-@pytest.mark.parametrize(("ids", "found"), [([PAD], 1), ([1, 2], 0)])
-def test_placeholder_count_must_match_the_images(pipe, jpeg, ids, found):
-    with pytest.raises(mmf.LayoutError, match=f"prompt has {found} media placeholder.*but 2 media item.*{PAD}"):
-        pipe.process(mmf.MmInput(images=[jpeg, jpeg], input_ids=ids))
-
-
-def test_ids_outside_the_vocabulary_are_refused(pipe, jpeg):
-    with pytest.raises(mmf.InvalidInputError, match=r"input_ids\[0\] = -1 is outside"):
-        pipe.process(mmf.MmInput(images=[jpeg], input_ids=[-1, PAD]))
+    @pytest.fixture
+    def make_image(self):
+        return kimi_k25_images.make
 
 
 @pytest.mark.parametrize(("option", "match"), [

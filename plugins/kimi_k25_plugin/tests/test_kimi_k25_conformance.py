@@ -15,7 +15,7 @@ import pytest
 
 from . import kimi_k25_images
 import mm_framework as mmf
-from mm_framework.testing import FamilyConformance
+from mm_framework.testing import FamilyConformance, framed_prompt
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "cases"
 OPTIONAL = frozenset({"resample", "rescale_factor", "do_rescale", "do_normalize", "alpha", "exif_transpose"})
@@ -26,15 +26,7 @@ class _Prompts(FamilyConformance):
 
     @pytest.fixture
     def prompt_for(self, family_spec):
-        image = family_spec["image_token_id"]
-
-        def prompt(n: int) -> list[int]:
-            ids = [1, 2]
-            for k in range(n):
-                ids += [163602, image, 163604, 11 + k]
-            return ids + [3]
-
-        return prompt
+        return framed_prompt([1, 2], [163602, family_spec["image_token_id"], 163604], [3])
 
 
 class TestKimiK25SmallConformance(_Prompts):

@@ -6,20 +6,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from blake3 import blake3
 
 from . import kimi_k25_images
 import mm_framework as mmf
-from mm_framework.testing import load_cases
+from mm_framework.testing import assert_rejection, digest, load_cases, probe, run_case
 
 from .test_kimi_k25_conformance import GOLDEN
 
 ACCEPTED = load_cases(GOLDEN)
 REJECTED = load_cases(GOLDEN.parent / "rejections")
-
-
-def _digest(a: np.ndarray) -> str:
-    return blake3(np.ascontiguousarray(a).tobytes()).hexdigest()
 
 
 def test_the_matrix_is_complete():
@@ -45,25 +40,20 @@ def test_the_goldens_pin_the_shipped_preset():
 
 @pytest.mark.parametrize("case", REJECTED, ids=[c.name for c in REJECTED])
 def test_rejection(case):
-    want = case.doc["expected_error"]
-    pipe = mmf.pipeline_from_spec(case.doc["spec"])
-    with pytest.raises(getattr(mmf, want["type"]), match=want["match"]):
-        pipe.process(mmf.MmInput(images=case.images(kimi_k25_images.make), input_ids=case.doc["prompt_ids"]))
+    assert_rejection(case, kimi_k25_images.make)
 
 
 @pytest.mark.parametrize("case", ACCEPTED, ids=[c.name for c in ACCEPTED])
 def test_probes_and_model_kwargs(case):
     extra = case.doc["kimi_k25"]
-    pipe = mmf.pipeline_from_spec(case.doc["spec"])
-    out = pipe.process(mmf.MmInput(images=case.images(kimi_k25_images.make), input_ids=case.doc["prompt_ids"]))
+    pipe, out = run_case(case, kimi_k25_images.make)
     for item, want in zip(out.items, extra["probes"], strict=True):
-        flat = item.feature.array.reshape(-1)
-        assert flat[np.linspace(0, flat.size - 1, len(want)).astype(np.int64)].tolist() == want
+        assert probe(item.feature.array, len(want)).tolist() == want
     kwargs = pipe.model_kwargs(out)
     assert sorted(kwargs) == sorted(extra["model_kwargs"])
     pv, thw = extra["model_kwargs"]["pixel_values"], extra["model_kwargs"]["image_grid_thw"]
     assert (kwargs["pixel_values"].dtype, list(kwargs["pixel_values"].shape)) == (np.float32, pv["shape"])
-    assert _digest(kwargs["pixel_values"]) == pv["blake3"]
+    assert digest(kwargs["pixel_values"]) == pv["blake3"]
     assert kwargs["image_grid_thw"].dtype == np.int64
     # At most three images per case: tensor_doc keeps the values themselves.
     assert (list(kwargs["image_grid_thw"].shape), kwargs["image_grid_thw"].tolist()) == (thw["shape"], thw["values"])

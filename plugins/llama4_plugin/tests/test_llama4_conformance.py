@@ -16,7 +16,7 @@ import pytest
 
 from . import llama4_images
 import mm_framework as mmf
-from mm_framework.testing import FamilyConformance, golden
+from mm_framework.testing import FamilyConformance, framed_prompt, golden
 from llama4_plugin import Llama4Family
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "cases"
@@ -41,15 +41,7 @@ class _Prompts(FamilyConformance):
 
     @pytest.fixture
     def prompt_for(self, family_spec):
-        image = family_spec["image_token_id"]
-
-        def prompt(n: int) -> list[int]:
-            ids = [1, 2]
-            for k in range(n):
-                ids += [image, 11 + k]
-            return ids + [3]
-
-        return prompt
+        return framed_prompt([1, 2], [family_spec["image_token_id"]], [3])
 
 
 class TestLlama4SmallConformance(_Prompts):

@@ -4,22 +4,16 @@ the model kwargs."""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
-from blake3 import blake3
 
 from . import llama4_images, llama4_reference
 import mm_framework as mmf
-from mm_framework.testing import load_cases
+from mm_framework.testing import assert_rejection, assert_tensors, load_cases, probe, run_case
 
 from .test_llama4_conformance import GOLDEN
 
 ACCEPTED = load_cases(GOLDEN)
 REJECTED = load_cases(GOLDEN.parent / "rejections")
-
-
-def _digest(a: np.ndarray) -> str:
-    return blake3(np.ascontiguousarray(a).tobytes()).hexdigest()
 
 
 def test_the_matrix_is_complete():
@@ -47,25 +41,16 @@ def test_the_goldens_pin_the_shipped_presets():
 
 @pytest.mark.parametrize("case", REJECTED, ids=[c.name for c in REJECTED])
 def test_rejection(case):
-    want = case.doc["expected_error"]
-    pipe = mmf.pipeline_from_spec(case.doc["spec"])
-    with pytest.raises(getattr(mmf, want["type"]), match=want["match"]):
-        pipe.process(mmf.MmInput(images=case.images(llama4_images.make), input_ids=case.doc["prompt_ids"]))
+    assert_rejection(case, llama4_images.make)
 
 
 @pytest.mark.parametrize("case", ACCEPTED, ids=[c.name for c in ACCEPTED])
 def test_grids_probes_and_model_kwargs(case):
     extra = case.doc["llama4"]
-    pipe = mmf.pipeline_from_spec(case.doc["spec"])
-    out = pipe.process(mmf.MmInput(images=case.images(llama4_images.make), input_ids=case.doc["prompt_ids"]))
+    pipe, out = run_case(case, llama4_images.make)
     for item, want in zip(out.items, extra["items"], strict=True):
         assert [item.geometry.rows, item.geometry.cols] == want["grid"]
-        flat = item.feature.array.reshape(-1)
-        probe = flat[np.linspace(0, flat.size - 1, len(want["probe"])).astype(np.int64)]
-        assert probe.tolist() == want["probe"]
+        assert probe(item.feature.array, len(want["probe"])).tolist() == want["probe"]
     kwargs = pipe.model_kwargs(out)
     assert sorted(kwargs) == sorted(extra["model_kwargs"])
-    for key, doc in extra["model_kwargs"].items():
-        got = kwargs[key]
-        assert (str(got.dtype), list(got.shape)) == ({"bf16": "uint16", "f32": "float32"}[doc["dtype"]], doc["shape"])
-        assert _digest(got) == doc["blake3"], key
+    assert_tensors(kwargs, extra["model_kwargs"], {"bf16": "uint16", "f32": "float32"})

@@ -15,7 +15,7 @@ import pytest
 
 from . import minicpmv4_6_images
 import mm_framework as mmf
-from mm_framework.testing import FamilyConformance, golden
+from mm_framework.testing import FamilyConformance, framed_prompt, golden
 from minicpmv4_6_plugin import MiniCPMV46Family
 from minicpmv4_6_plugin.spec import REQUIRED
 
@@ -39,15 +39,7 @@ class _Prompts(FamilyConformance):
 
     @pytest.fixture
     def prompt_for(self, family_spec):
-        image = family_spec["image_token_id"]
-
-        def prompt(n: int) -> list[int]:
-            ids = [1, 2]
-            for k in range(n):
-                ids += [image, 31 + k]
-            return ids + [3]
-
-        return prompt
+        return framed_prompt([1, 2], [family_spec["image_token_id"]], [3], text_from=31)
 
 
 class TestMiniCPMV46SmallConformance(_Prompts):

@@ -15,7 +15,7 @@ import pytest
 
 from . import paddleocr_vl_images as images
 import mm_framework as mmf
-from mm_framework.testing import FamilyConformance
+from mm_framework.testing import FamilyConformance, framed_prompt
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "cases"
 OPTIONAL = frozenset({"backend", "alpha", "exif_transpose"})
@@ -27,15 +27,7 @@ class _PaddlePrompts(FamilyConformance):
 
     @pytest.fixture
     def prompt_for(self, family_spec):
-        pad = family_spec["image_token_id"]
-
-        def prompt(n: int) -> list[int]:
-            ids = [100273, 5]
-            for k in range(n):
-                ids += [START, pad, END, 11 + k]
-            return ids + [7, 6]
-
-        return prompt
+        return framed_prompt([100273, 5], [START, family_spec["image_token_id"], END], [7, 6])
 
 
 class TestPaddleOcrVlSmallConformance(_PaddlePrompts):

@@ -15,7 +15,7 @@ import pytest
 from . import smolvlm_images
 import numpy as np
 import mm_framework as mmf
-from mm_framework.testing import FamilyConformance, golden
+from mm_framework.testing import FamilyConformance, framed_prompt, golden
 from smolvlm_plugin import SmolVLMFamily
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "cases"
@@ -43,15 +43,7 @@ class _Prompts(FamilyConformance):
 
     @pytest.fixture
     def prompt_for(self, family_spec):
-        image = family_spec["image_token_id"]
-
-        def prompt(n: int) -> list[int]:
-            ids = [1, 2]
-            for k in range(n):
-                ids += [image, 11 + k]
-            return ids + [3]
-
-        return prompt
+        return framed_prompt([1, 2], [family_spec["image_token_id"]], [3])
 
 
 class TestSmolVLMSmallConformance(_Prompts):

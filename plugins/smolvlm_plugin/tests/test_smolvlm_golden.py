@@ -4,23 +4,17 @@ values and the model kwargs."""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
-from blake3 import blake3
 
 from . import smolvlm_images
 import mm_framework as mmf
-from mm_framework.testing import load_cases
+from mm_framework.testing import assert_rejection, assert_tensors, load_cases, probe, run_case
 
 from .test_smolvlm_conformance import GOLDEN
 
 ACCEPTED = load_cases(GOLDEN)
 REJECTED = load_cases(GOLDEN.parent / "rejections")
 PRESETS = ("smolvlm_256m_instruct", "smolvlm2_500m_video_instruct", "idefics3_8b_llama3")
-
-
-def _digest(a: np.ndarray) -> str:
-    return blake3(np.ascontiguousarray(a).tobytes()).hexdigest()
 
 
 def test_the_matrix_is_complete():
@@ -44,25 +38,16 @@ def test_the_goldens_pin_the_shipped_presets():
 
 @pytest.mark.parametrize("case", REJECTED, ids=[c.name for c in REJECTED])
 def test_rejection(case):
-    want = case.doc["expected_error"]
-    pipe = mmf.pipeline_from_spec(case.doc["spec"])
-    with pytest.raises(getattr(mmf, want["type"]), match=want["match"]):
-        pipe.process(mmf.MmInput(images=case.images(smolvlm_images.make), input_ids=case.doc["prompt_ids"]))
+    assert_rejection(case, smolvlm_images.make)
 
 
 @pytest.mark.parametrize("case", ACCEPTED, ids=[c.name for c in ACCEPTED])
 def test_grids_probes_and_model_kwargs(case):
     extra = case.doc["smolvlm"]
-    pipe = mmf.pipeline_from_spec(case.doc["spec"])
-    out = pipe.process(mmf.MmInput(images=case.images(smolvlm_images.make), input_ids=case.doc["prompt_ids"]))
+    pipe, out = run_case(case, smolvlm_images.make)
     for item, want in zip(out.items, extra["items"], strict=True):
         assert [item.geometry.rows, item.geometry.cols] == want["grid"]
-        flat = item.feature.array.reshape(-1)
-        probe = flat[np.linspace(0, flat.size - 1, len(want["probe"])).astype(np.int64)]
-        assert probe.tolist() == want["probe"]
+        assert probe(item.feature.array, len(want["probe"])).tolist() == want["probe"]
     kwargs = pipe.model_kwargs(out)
     assert sorted(kwargs) == sorted(extra["model_kwargs"])
-    for key, doc in extra["model_kwargs"].items():
-        got = kwargs[key]
-        assert (str(got.dtype), list(got.shape)) == ({"f32": "float32", "i64": "int64"}[doc["dtype"]], doc["shape"])
-        assert _digest(got) == doc["blake3"], key
+    assert_tensors(kwargs, extra["model_kwargs"], {"f32": "float32", "i64": "int64"})
