@@ -103,13 +103,16 @@ class AcceleratedImageProcessor:
         return_tensors = _tensor_type(kwargs.pop("return_tensors", None))
         pixels = self._pixels(kwargs.pop("do_rescale", None), kwargs.pop("do_normalize", None))
         options = self._bounds(kwargs.pop("size", None), kwargs.pop("min_pixels", None), kwargs.pop("max_pixels", None))
+        convert = kwargs.pop("do_convert_rgb", None)
+        # A processor passes its own default (Gemma 3's True) over the image processor's saved null.
+        convert = self._original.do_convert_rgb if convert is None else convert
         for key, value in kwargs.items():
             if key in _INERT or hasattr(self._original, key) and _same(value, getattr(self._original, key)):
                 continue
             if key not in self._item_options or value is None:
                 raise Declined(f"option {key!r}")
             options[key] = value
-        items = [self._item(im, options) for im in _flat(images)]
+        items = [self._item(im, options, convert) for im in _flat(images)]
         if not items:
             raise Declined("no images")
         return items, pixels, return_tensors
@@ -150,9 +153,9 @@ class AcceleratedImageProcessor:
             raise Declined(f"size bounds {bounds!r}")
         return {"min_pixels": bounds["shortest_edge"], "max_pixels": bounds["longest_edge"]}
 
-    def _item(self, image: Any, options: dict[str, int]) -> Any:
+    def _item(self, image: Any, options: dict[str, int], convert: bool | None) -> Any:
         if isinstance(image, PILImage.Image):
-            if image.mode != "RGB" and not self._original.do_convert_rgb:
+            if image.mode != "RGB" and not convert:
                 raise Declined(f"a {image.mode} image with do_convert_rgb off")
             source: Any = image
         else:

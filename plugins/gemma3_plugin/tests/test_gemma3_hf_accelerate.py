@@ -17,7 +17,7 @@ import pytest
 from mm_framework import hf
 
 from . import gemma3_images
-from .gemma3_reference import PAS_DEFAULTS
+from .gemma3_reference import PAS_DEFAULTS, PREPROCESSOR_CONFIG
 from .test_gemma3_live_parity import PRESET, RESAMPLE
 
 transformers = pytest.importorskip("transformers")
@@ -74,3 +74,24 @@ def test_an_option_it_does_not_take_goes_to_the_processor(backend):
     want, got = ref(images=_images(), **call), acc(images=_images(), **call)
     assert all(np.asarray(want[k]).tobytes() == np.asarray(got[k]).tobytes() for k in want)
     assert list(hf.stats()["fallbacks"]) == [f"{BACKENDS[backend]}: option 'image_mean'"]
+
+
+@pytest.mark.parametrize("backend", list(BACKENDS))
+def test_the_processors_do_convert_rgb_over_the_saved_null(backend):
+    """gemma-3-4b-it saves ``do_convert_rgb: null``; ``Gemma3Processor`` (and vLLM through it) calls
+    the image processor with its own default ``do_convert_rgb=True``, which converts an RGBA or
+    palette image. Served, and equal; without the call's True such an image goes to transformers
+    (which then refuses the RGBA image)."""
+    saved = getattr(transformers, BACKENDS[backend]).from_dict(dict(PREPROCESSOR_CONFIG))
+    assert saved.do_convert_rgb is None
+    ref, acc = saved, hf.accelerate(getattr(transformers, BACKENDS[backend]).from_dict(dict(PREPROCESSOR_CONFIG)),
+                                    strict=True)
+    images = _images() + [_images()[3].convert("P")]
+    call = {"return_tensors": "np", "do_convert_rgb": True, "do_pan_and_scan": False}
+    want, got = ref(images=images, **call), acc(images=images, **call)
+    for k in want:
+        assert np.asarray(want[k]).tobytes() == np.asarray(got[k]).tobytes(), k
+    assert hf.stats() == {"served": {BACKENDS[backend]: 1}, "fallbacks": {}}
+    with pytest.raises((ValueError, RuntimeError)):  # transformers refuses a 4-channel image (either backend)
+        acc(images=images, return_tensors="np")
+    assert list(hf.stats()["fallbacks"]) == [f"{BACKENDS[backend]}: a RGBA image with do_convert_rgb off"]

@@ -25,6 +25,7 @@ from typing import Any
 # vLLM architectures whose processor calls are served: the ones plugins/vllm_plugin/tests proves equal to
 # vLLM without the plugin. Others keep transformers unchanged.
 SERVED = (
+    "Gemma3ForConditionalGeneration",
     "Qwen2VLForConditionalGeneration",
     "Qwen2_5_VLForConditionalGeneration",
     "Qwen3VLForConditionalGeneration",

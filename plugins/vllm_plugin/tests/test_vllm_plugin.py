@@ -1,6 +1,6 @@
 """vLLM with the plugin equals vLLM without it, call by call.
 
-For each served architecture, in both ``mm_device_do_normalize`` modes, vLLM's own
+For each served architecture, in both ``mm_device_do_normalize`` modes (Gemma 3: the one it has), vLLM's own
 multimodal processor (``MULTIMODAL_REGISTRY.create_processor(...).apply(...)``) runs on
 held-out images (sizes from 17 pixels to 1280x960, modes L, RGBA, P, CMYK, an array) and
 ``mm_processor_kwargs`` pixel bounds, once through the plugin (loaded by vLLM from its
@@ -44,6 +44,7 @@ IMAGES = {
     "array": np.asarray(_image(7, 150, 121, "RGB")),
 }
 
+QWEN_IMAGE = "<|vision_start|><|image_pad|><|vision_end|>"
 CASES = [
     (["photo"], {}),
     (["wide", "gray", "rgba"], {}),
@@ -84,11 +85,11 @@ def _processor(model_dir: Path, device_normalize: bool, **engine_args):
     return MULTIMODAL_REGISTRY.create_processor(config)
 
 
-def _apply(processor, images: list, mm_kwargs: dict, cache=None):
+def _apply(processor, images: list, mm_kwargs: dict, cache=None, placeholder=QWEN_IMAGE):
     from vllm.multimodal.processing.context import TimingContext
     from vllm.multimodal.processing.inputs import ProcessorInputs
 
-    text = "Describe" + "".join(f" {i}: <|vision_start|><|image_pad|><|vision_end|>" for i in range(len(images)))
+    text = "Describe" + "".join(f" {i}: {placeholder}" for i in range(len(images)))
     prompt = processor.info.get_tokenizer().encode(text)
     items = processor.info.parse_mm_data({"image": images})
     return processor.apply(ProcessorInputs(prompt, items, hf_processor_mm_kwargs=mm_kwargs, cache=cache),
@@ -121,6 +122,41 @@ def test_apply_equals_vllm_without_plugin(arch, device_normalize, model_root, or
     # vLLM's cached processor, which it reads outside the call, is transformers' own.
     assert type(hf_processor.image_processor).__module__.startswith("transformers.")
     assert processor.info.get_hf_processor() is hf_processor
+
+
+@pytest.fixture(scope="module")
+def gemma3_processor(tmp_path_factory):
+    # Gemma 3 has no mm_device_do_normalize (vLLM forces it off).
+    return _processor(vllm_models.gemma3_model_dir(tmp_path_factory.mktemp("gemma3")), False)
+
+
+@pytest.mark.parametrize("names", [["photo"], ["wide", "gray", "rgba"], ["palette", "cmyk", "array"]])
+def test_gemma3_apply_equals_vllm_without_plugin(names, gemma3_processor, original_call, monkeypatch):
+    """Gemma3Processor passes its own do_convert_rgb=True over the checkpoint's saved null."""
+    images = [IMAGES[n] for n in names]
+    run = lambda: _apply(gemma3_processor, images, {}, placeholder=vllm_models.GEMMA3_IMAGE)  # noqa: E731
+    want = _reference(monkeypatch, original_call, run)
+    hf.reset_stats()
+    got = run()
+    assert hf.stats() == {"served": {"Gemma3ImageProcessor": 1}, "fallbacks": {}}
+    vllm_models.assert_same_input(got, want)
+    assert got["mm_kwargs"]["image"][0]["pixel_values"].data.shape == (1, 3, 896, 896)
+
+
+def test_gemma3_pan_and_scan_request_falls_back(gemma3_processor, original_call, monkeypatch):
+    """A request's do_pan_and_scan reaches the image processor's constructor too (vLLM builds the
+    HF processor with the request's kwargs), which the gemma3 family's resolver refuses as a saved
+    value; the call goes to transformers, counted, and equals vLLM without the plugin."""
+    images = [IMAGES["photo"], IMAGES["wide"]]
+    run = lambda: _apply(gemma3_processor, images, {"do_pan_and_scan": True},  # noqa: E731
+                         placeholder=vllm_models.GEMMA3_IMAGE)
+    want = _reference(monkeypatch, original_call, run)
+    hf.reset_stats()
+    got = run()
+    (reason, count), = hf.stats()["fallbacks"].items()
+    assert reason.startswith("Gemma3ImageProcessor: not accelerated") and "do_pan_and_scan" in reason
+    vllm_models.assert_same_input(got, want)
+    assert got["mm_kwargs"]["image"][0]["pixel_values"].data.shape[0] > 1  # crops were made
 
 
 def test_unmirrored_option_falls_back_to_transformers(model_root, original_call, monkeypatch):

