@@ -110,3 +110,9 @@ class PaddleOcrVlFamily:
         grids = [it.aux["image_grid_thw"].array for it in items]
         return {"pixel_values": np.concatenate(pixels, axis=0),
                 "image_grid_thw": np.stack(grids) if grids else np.zeros((0, 3), dtype=np.int64)}
+
+    @mmp.hookimpl
+    def mm_hf_image_outputs(self, items: Sequence[mmp.OutputItem]) -> dict[str, np.ndarray]:
+        """``PaddleOCRVLImageProcessor``'s (either backend's) ``pixel_values`` and ``image_grid_thw``:
+        the model kwargs (tests/test_paddleocr_vl_hf_accelerate.py)."""
+        return self.mm_model_kwargs(items)

