@@ -14,20 +14,21 @@ and anything before the processor (qwen-vl-utils' resize).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 import numpy as np
 
 from . import mrope_positions
-from .carriers import DecodeOptions, Grid, MRope
+from .carriers import DecodeOptions, Grid, MRope, PixelNorm, Tensor
 from .checks import check_rgb
 from .errors import InternalError, InvalidInputError
 from .spec_fields import SpecFields
 from .kernels import ChannelNorm, channel_norm_fused, channel_norm_pil, resize_rgb, resize_wants_source, smart_resize
 
 
-__all__ = ["PatchGrid", "PatchGridSpec"]
+__all__ = ["PatchGrid", "PatchGridSpec", "PatchPixels"]
+
 
 @attrs.frozen
 class PatchGridSpec:
@@ -44,10 +45,11 @@ class PatchGridSpec:
     backend: str = "pil"
     alpha: str = "composite"
     exif_transpose: bool = False
+    pixels: str = "f32"
 
     REQUIRED = ("image_token_id", "patch_size", "merge_size", "temporal_patch_size", "min_pixels", "max_pixels",
                 "image_mean", "image_std")
-    DEFAULTS = {"backend": "pil", "alpha": "composite", "exif_transpose": False}
+    DEFAULTS = {"backend": "pil", "alpha": "composite", "exif_transpose": False, "pixels": "f32"}
 
     @property
     def factor(self) -> int:
@@ -56,10 +58,13 @@ class PatchGridSpec:
 
     @classmethod
     def read(cls, f: SpecFields, *, max_image_pixels: int, alpha_modes: Sequence[str],
-             max_id: int | None = None, max_temporal: int | None = None) -> dict[str, Any]:
+             max_id: int | None = None, max_temporal: int | None = None,
+             pixels: Sequence[str] = ("f32",)) -> dict[str, Any]:
         """These fields read through ``f`` (each refusal a ``SpecError`` naming the field),
         with the rules between them (:meth:`SpecFields.smart_resize_bounds`); ``backend`` is
-        one of :attr:`PatchGrid.BACKENDS`."""
+        one of :attr:`PatchGrid.BACKENDS`, ``pixels`` one of those the family writes
+        (of :attr:`PatchPixels.KINDS`: a family offering "u8" builds its features with
+        :attr:`PatchGrid.pixels`)."""
         fields = {
             "image_token_id": f.integer("image_token_id", minimum=0, maximum=max_id),
             "patch_size": f.integer("patch_size", minimum=1),
@@ -74,16 +79,55 @@ class PatchGridSpec:
             "backend": f.choice("backend", PatchGrid.BACKENDS),
             "alpha": f.choice("alpha", alpha_modes),
             "exif_transpose": f.boolean("exif_transpose"),
+            "pixels": f.choice("pixels", pixels),
         }
         factor = fields["patch_size"] * fields["merge_size"]
         f.smart_resize_bounds(factor, fields["min_pixels"], fields["max_pixels"], max_image_pixels)
         return fields
 
     def image_fields(self) -> dict[str, Any]:
-        """These fields as JSON-ready values (a family's ``to_dict`` adds its own)."""
+        """These fields as JSON-ready values (a family's ``to_dict`` adds its own); ``pixels``
+        only when it is not the default, so f32 specs keep the dict they always had."""
         d = {a.name: getattr(self, a.name) for a in attrs.fields(PatchGridSpec)}
         d["image_mean"], d["image_std"] = list(self.image_mean), list(self.image_std)
+        if self.pixels == "f32":
+            del d["pixels"]
         return d
+
+
+@attrs.frozen
+class PatchPixels:
+    """The patches' dtype: the processor's normalized f32 ``pixel_values``, or (``pixels="u8"``)
+    the resized uint8 pixels in the same layout, with the :class:`PixelNorm` that turns them
+    back into those f32 values byte for byte. ``columns`` is how many consecutive values of a
+    patch row hold one channel (``temporal_patch_size * patch_size**2`` for a ``(c, t, py, px)``
+    row)."""
+
+    norm: ChannelNorm
+    u8: PixelNorm | None
+
+    # "f32": the processor's pixel_values; "u8": the resized pixels in the same patch layout,
+    # for an engine that normalizes on its device (vLLM's mm_device_do_normalize).
+    KINDS: ClassVar[tuple[str, ...]] = ("f32", "u8")
+
+    @classmethod
+    def of(cls, pixels: str, norm: ChannelNorm, columns: int) -> PatchPixels:
+        if pixels not in cls.KINDS:
+            raise InternalError(f"pixels must be one of {cls.KINDS}, got {pixels!r}")
+        return cls(norm, None if pixels == "f32" else PixelNorm(norm.lut, columns))
+
+    @property
+    def kernel_norm(self) -> ChannelNorm | None:
+        """What the patch kernel normalizes with: ``None`` (copy the uint8 values) for u8."""
+        return None if self.u8 is not None else self.norm
+
+    @property
+    def dtype(self) -> type[np.generic]:
+        return np.float32 if self.u8 is None else np.uint8
+
+    def tensor(self, patches: np.ndarray) -> Tensor:
+        """The feature of patches the kernel wrote with :attr:`kernel_norm`."""
+        return Tensor(patches, "f32") if self.u8 is None else Tensor.u8(patches, self.u8)
 
 
 Sizing = Callable[[int, int, int, int, int], tuple[int, int]]
@@ -109,6 +153,7 @@ class PatchGrid:
         self._sizing = sizing
         self.resample, norm = self.BACKENDS[spec.backend]
         self.norm = norm(spec.image_mean, spec.image_std)
+        self.pixels = PatchPixels.of(spec.pixels, self.norm, spec.temporal_patch_size * spec.patch_size**2)
         # The decoder lends its Pillow image when the resize runs through Pillow.
         self.decode_options = DecodeOptions(alpha=spec.alpha, exif_transpose=spec.exif_transpose,
                                             keep_source=resize_wants_source(self.resample))

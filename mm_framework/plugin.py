@@ -38,7 +38,7 @@ from .media.decode import decode_rgb, take_source
 from .media.video import VideoClip, decode_clip
 from .media.video_frames import clip_from_frames, select_frames
 from .modality import ItemContext, Modality
-from .patch_grid import PatchGrid, PatchGridSpec
+from .patch_grid import PatchGrid, PatchGridSpec, PatchPixels
 from .spec_fields import SpecFields
 from . import mrope_positions as mrope
 from . import whisper_audio as whisper
@@ -52,7 +52,7 @@ __all__ = [
     # layout
     "ExpandedPrompt", "Explicit", "Media", "Repeat", "Text", "TokenLayout", "apply_layout", "layout_by_placeholder",
     "layout_by_placeholders",
-    "SpecFields", "ConfigKeys", "ItemContext", "Modality", "PatchGrid", "PatchGridSpec",
+    "SpecFields", "ConfigKeys", "ItemContext", "Modality", "PatchGrid", "PatchGridSpec", "PatchPixels",
     "AudioHeader", "DecodedAudio",
     "mrope", "whisper",
     # decode helpers

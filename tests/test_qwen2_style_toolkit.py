@@ -1,4 +1,4 @@
-"""The toolkit pieces Qwen2-VL-style families share (``mmp.PatchGrid``, ``mmp.mrope``,
+"""The toolkit pieces Qwen2-VL-style families share (``mmp.PatchGrid``, ``mmp.PatchPixels``, ``mmp.mrope``,
 ``ConfigKeys.qwen2_pixels``, ``SpecFields.smart_resize_bounds``) and ``mmp.discovery_hooks``,
 on their own; the families' parity tests prove them against transformers."""
 
@@ -34,6 +34,33 @@ def test_patch_grid_spec_reads_and_writes_the_image_fields():
                              defaults=mmp.PatchGridSpec.DEFAULTS)
         with pytest.raises(mmp.SpecError, match=f"toy spec: field '{name}' {match}"):
             mmp.PatchGridSpec.read(bad, max_image_pixels=10**6, alpha_modes=("composite",), max_temporal=1)
+
+
+def test_pixels_is_offered_by_the_family_and_written_only_when_u8():
+    params = SPEC.image_fields()
+    assert "pixels" not in params
+    u8 = {**params, "pixels": "u8"}
+    f = mmp.SpecFields("toy", u8, required=mmp.PatchGridSpec.REQUIRED, defaults=mmp.PatchGridSpec.DEFAULTS)
+    with pytest.raises(mmp.SpecError, match="toy spec: field 'pixels' must be one of"):
+        mmp.PatchGridSpec.read(f, max_image_pixels=10**6, alpha_modes=("drop",))
+    f = mmp.SpecFields("toy", u8, required=mmp.PatchGridSpec.REQUIRED, defaults=mmp.PatchGridSpec.DEFAULTS)
+    fields = mmp.PatchGridSpec.read(f, max_image_pixels=10**6, alpha_modes=("drop",), pixels=mmp.PatchPixels.KINDS)
+    assert mmp.PatchGridSpec(**fields).image_fields() == u8
+
+
+def test_u8_patches_normalize_to_the_f32_ones():
+    """The kernel's u8 patches, normalized through their PixelNorm, are its f32 patches byte for byte."""
+    from mm_framework import kernels
+
+    rgb = np.random.default_rng(0).integers(0, 256, (56, 84, 3), dtype=np.uint8)
+    f32, u8 = GRID.pixels, mmp.PatchGrid("toy", mmp.PatchGridSpec(**{**SPEC.image_fields(), "pixels": "u8"})).pixels
+    assert f32.dtype is np.float32 and u8.dtype is np.uint8 and u8.kernel_norm is None
+    want = f32.tensor(kernels.patchify_merged_blocks(rgb, 14, 2, 1, f32.kernel_norm))
+    got = u8.tensor(kernels.patchify_merged_blocks(rgb, 14, 2, 1, u8.kernel_norm))
+    assert got.dtype == "u8" and got.array.dtype == np.uint8
+    assert np.array_equal(got.norm.apply(got.array).view(np.uint32), want.array.view(np.uint32))
+    with pytest.raises(mmp.InternalError, match="pixels must be one of"):
+        mmp.PatchPixels.of("f16", f32.norm, 196)
 
 
 def test_patch_grid_refusals_name_the_family():

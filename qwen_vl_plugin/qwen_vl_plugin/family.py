@@ -25,7 +25,6 @@ from mm_framework import plugin as mmp
 from mm_framework.kernels import patchify_merged_blocks, resize_rgb
 
 from . import mixed_request
-from .pixels import patch_tensor, pixel_norm
 from .spec import parse_spec
 from .video_item import QwenVideo
 
@@ -51,7 +50,6 @@ class QwenVlFamily:
     def __init__(self, params: Mapping[str, Any]) -> None:
         self.spec = parse_spec(params)
         self.images = mmp.PatchGrid("qwen_vl", self.spec)
-        self._pixel_norm = pixel_norm(self.spec, self.images.norm)
         self.video = None if self.spec.video is None else QwenVideo(self.spec)
 
     # -- geometry -----------------------------------------------------------------
@@ -132,9 +130,9 @@ class QwenVlFamily:
         s = self.spec
         rgb, grid = self.images.stored(pixels)
         pixel_values = patchify_merged_blocks(rgb, s.patch_size, s.merge_size, s.temporal_patch_size,
-                                              None if self._pixel_norm else self.images.norm)
+                                              self.images.pixels.kernel_norm)
         return mmp.ProcessedItem(
-            feature=patch_tensor(pixel_values, self._pixel_norm),
+            feature=self.images.pixels.tensor(pixel_values),
             aux={"image_grid_thw": mmp.Tensor.i64([1, grid.h, grid.w])},
             geometry=grid,
             size=(rgb.shape[1], rgb.shape[0]),
@@ -169,7 +167,7 @@ class QwenVlFamily:
         ``second_per_grid_ts`` (:func:`.mixed_request.model_kwargs`)."""
         s = self.spec
         return mixed_request.model_kwargs(items, 3 * s.temporal_patch_size * s.patch_size * s.patch_size,
-                                          np.uint8 if self._pixel_norm else np.float32)
+                                          self.images.pixels.dtype)
 
     @mmp.hookimpl
     def mm_hf_image_outputs(self, items: Sequence[mmp.OutputItem]) -> dict[str, np.ndarray] | None:

@@ -15,7 +15,7 @@ from typing import Any
 import attrs
 
 from mm_framework import Limits
-from mm_framework.plugin import PatchGridSpec, SpecFields
+from mm_framework.plugin import PatchGridSpec, PatchPixels, SpecFields
 
 from .video_prompt import QWEN2_TIMESTAMPS, QWEN3_5_TIMESTAMPS
 from .video_spec import VIDEO_FIELDS, VideoSpec, check_pixels, parse_video
@@ -36,12 +36,8 @@ HALF = (0.5, 0.5, 0.5)
 # "composite": transformers' convert_to_rgb for PIL.Image input; "drop": Pillow's convert("RGB")
 # (transformers' load_image, its chat path); "composite_rgba": qwen-vl-utils' to_rgb.
 ALPHA_MODES = ("composite", "drop", "composite_rgba")
-# "f32": the processor's pixel_values; "u8": the resized pixels in the same patch layout,
-# what vLLM asks for (do_rescale=False, do_normalize=False) to normalize on the GPU.
-PIXELS = ("f32", "u8")
-
 REQUIRED = PatchGridSpec.REQUIRED
-DEFAULTS: dict[str, Any] = {**PatchGridSpec.DEFAULTS, "pixels": "f32", **dict.fromkeys(VIDEO_FIELDS),
+DEFAULTS: dict[str, Any] = {**PatchGridSpec.DEFAULTS, **dict.fromkeys(VIDEO_FIELDS),
                             **dict.fromkeys(VISION_INFO_FIELDS)}
 
 
@@ -50,16 +46,13 @@ class QwenVlSpec(PatchGridSpec):
     """A validated ``qwen_vl`` spec: the image fields of every Qwen2-VL-style family, the
     optional video and qwen-vl-utils groups. Build it with :func:`parse_spec`."""
 
-    pixels: str = "f32"
     video: VideoSpec | None = None
     vision_info: VisionInfo | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """The complete spec, ``"family"`` included, as JSON-ready values. ``pixels`` is an
-        output option, written only when set: specs from before it read the same."""
+        """The complete spec, ``"family"`` included, as JSON-ready values."""
         video, vision_info = self.video, self.vision_info
-        pixels = {} if self.pixels == "f32" else {"pixels": self.pixels}
-        return {"family": FAMILY, **self.image_fields(), **pixels, **({} if video is None else video.to_dict()),
+        return {"family": FAMILY, **self.image_fields(), **({} if video is None else video.to_dict()),
                 **({} if vision_info is None else vision_info.to_dict())}
 
 
@@ -68,8 +61,9 @@ def parse_spec(params: Mapping[str, Any]) -> QwenVlSpec:
     "pil" clones transformers' Qwen2VLImageProcessorPil, "torchvision" its Qwen2VLImageProcessor;
     the rules between fields: docs/families/qwen_vl.md, "Spec rules"."""
     f = SpecFields(FAMILY, params, required=REQUIRED, defaults=DEFAULTS)
-    image = PatchGridSpec.read(f, max_image_pixels=MAX_IMAGE_PIXELS, alpha_modes=ALPHA_MODES)
-    spec = QwenVlSpec(**image, pixels=f.choice("pixels", PIXELS), video=parse_video(f, params, image["image_token_id"]))
+    image = PatchGridSpec.read(f, max_image_pixels=MAX_IMAGE_PIXELS, alpha_modes=ALPHA_MODES,
+                               pixels=PatchPixels.KINDS)
+    spec = QwenVlSpec(**image, video=parse_video(f, params, image["image_token_id"]))
     spec = attrs.evolve(spec, vision_info=parse_vision_info(f, params, spec.factor, MAX_IMAGE_PIXELS))
     if spec.video is not None:
         check_pixels(f, spec.video, spec.factor)

@@ -18,7 +18,6 @@ import numpy as np
 
 from mm_framework import plugin as mmp
 
-from .pixels import patch_tensor, pixel_norm
 from .spec import QwenVlSpec
 from .video import qwen2_frame_size, qwen3_frame_size, second_per_grid_t, video_grid, video_norm, video_pixel_values
 from .video_prompt import group_timestamps, qwen2_video_tokens, qwen3_video_ids
@@ -44,8 +43,8 @@ class QwenVideo:
             raise mmp.InternalError("qwen_vl: a video processor for a spec without video fields")
         self.spec = spec
         self.video = spec.video
-        self._norm = video_norm(spec.image_mean, spec.image_std)
-        self._pixel_norm = pixel_norm(spec, self._norm)
+        self._pixels = mmp.PatchPixels.of(spec.pixels, video_norm(spec.image_mean, spec.image_std),
+                                          spec.temporal_patch_size * spec.patch_size**2)
 
     # -- frames and geometry ------------------------------------------------------
 
@@ -96,11 +95,11 @@ class QwenVideo:
         grid, (tw, th) = self.geometry(clip.indices, clip.total_frames, clip.fps, clip.height, clip.width)
         pixels = video_pixel_values(clip.frames, th, tw, patch_size=s.patch_size, merge_size=s.merge_size,
                                     temporal_patch_size=s.temporal_patch_size,
-                                    norm=None if self._pixel_norm else self._norm)
+                                    norm=self._pixels.kernel_norm)
         aux = {"video_grid_thw": mmp.Tensor.i64([grid.t, grid.h, grid.w])}
         if grid.second_per_grid_t is not None:
             aux["second_per_grid_ts"] = mmp.Tensor.f32(np.asarray([grid.second_per_grid_t], dtype=np.float32))
-        return mmp.ProcessedItem(feature=patch_tensor(pixels, self._pixel_norm), aux=aux, geometry=grid, size=(tw, th))
+        return mmp.ProcessedItem(feature=self._pixels.tensor(pixels), aux=aux, geometry=grid, size=(tw, th))
 
     # -- prompt -------------------------------------------------------------------
 
