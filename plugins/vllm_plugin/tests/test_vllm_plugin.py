@@ -2,12 +2,12 @@
 
 For each served architecture, in both ``mm_device_do_normalize`` modes (Gemma 3, Gemma 4
 and PaddleOCR-VL: the one they have), vLLM's own multimodal processor
-(``MULTIMODAL_REGISTRY.create_processor(...).apply(...)``) runs on
-held-out images (sizes from 17 pixels to 1280x960, modes L, RGBA, P, CMYK, an array) and
-``mm_processor_kwargs`` pixel bounds, once through the plugin (loaded by vLLM from its
-entry point) and once through the original ``call_hf_processor``; prompt ids, placeholder
-ranges, mm hashes and every tensor (dtype and bytes) must be equal, and ``hf.stats()``
-must show every call served. Skipped unless vLLM imports.
+(``MULTIMODAL_REGISTRY.create_processor(...).apply(...)``) runs on held-out images (sizes
+from 17 pixels to 1280x960, modes L, RGBA, P, CMYK, an array) and ``mm_processor_kwargs``
+pixel bounds (and, for Qwen, an image with a video), once through the plugin (loaded by
+vLLM from its entry point) and once through the original ``call_hf_processor``; prompt
+ids, placeholder ranges, mm hashes and every tensor (dtype and bytes) must be equal, and
+``hf.stats()`` must show every call served. Skipped unless vLLM imports.
 """
 
 from __future__ import annotations
@@ -79,7 +79,8 @@ def _processor(model_dir: Path, device_normalize: bool, **engine_args):
 
     # float32: vLLM casts float features to the model's dtype (bfloat16 in these configs),
     # which could hide a difference in the low bits; equal float32 is equal in any dtype.
-    config = EngineArgs(model=str(model_dir), max_model_len=8192, limit_mm_per_prompt={"image": 4},
+    engine_args = {"limit_mm_per_prompt": {"image": 4}, **engine_args}
+    config = EngineArgs(model=str(model_dir), max_model_len=8192,
                         mm_device_do_normalize=device_normalize, dtype="float32",
                         **engine_args).create_model_config()
     assert config.multimodal_config.mm_device_do_normalize is device_normalize
@@ -199,6 +200,35 @@ def test_gemma3_pan_and_scan_request_falls_back(other_processors, original_call,
     assert reason.startswith("Gemma3ImageProcessor: not accelerated") and "do_pan_and_scan" in reason
     vllm_models.assert_same_input(got, want)
     assert got["mm_kwargs"]["image"][0]["pixel_values"].data.shape[0] > 1  # crops were made
+
+
+# A decoded clip as vLLM's video loader hands it over: frames and their metadata.
+CLIP = (np.random.default_rng(8).integers(0, 256, (8, 120, 160, 3), dtype=np.uint8),
+        {"fps": 4.0, "duration": 2.0, "total_num_frames": 8, "frames_indices": list(range(8)),
+         "video_backend": "pyav", "do_sample_frames": False})
+
+
+@pytest.mark.parametrize("device_normalize", [True, False], ids=["device_normalize", "cpu_normalize"])
+@pytest.mark.parametrize("arch", ["Qwen2_5_VLForConditionalGeneration", "Qwen3VLForConditionalGeneration"])
+def test_image_and_video_request(arch, device_normalize, model_root, original_call, monkeypatch):
+    """A prompt with an image and a video: the image is served, the video stays with transformers'
+    video processor (the accelerated copy keeps it), and everything equals vLLM without the plugin."""
+    from vllm.multimodal.processing.context import TimingContext
+    from vllm.multimodal.processing.inputs import ProcessorInputs
+
+    processor = _processor(model_root[arch], device_normalize, limit_mm_per_prompt={"image": 1, "video": 1})
+    prompt = processor.info.get_tokenizer().encode(f"A {QWEN_IMAGE} B <|vision_start|><|video_pad|><|vision_end|>")
+
+    def run():
+        items = processor.info.parse_mm_data({"image": [IMAGES["photo"]], "video": [CLIP]})
+        return processor.apply(ProcessorInputs(prompt, items, hf_processor_mm_kwargs={}), TimingContext(enabled=False))
+
+    want = _reference(monkeypatch, original_call, run)
+    hf.reset_stats()
+    got = run()
+    assert hf.stats() == {"served": {"Qwen2VLImageProcessor": 1}, "fallbacks": {}}
+    vllm_models.assert_same_input(got, want)
+    assert len(got["mm_kwargs"]["video"]) == 1
 
 
 def test_unmirrored_option_falls_back_to_transformers(model_root, original_call, monkeypatch):

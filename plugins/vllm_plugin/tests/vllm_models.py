@@ -127,8 +127,6 @@ def gemma4_model_dir(root: Path) -> Path:
 def assert_same_input(got, want) -> None:
     """Two ``MultiModalInput`` of vLLM are the same: prompt ids, hashes, placeholders, and
     every feature tensor (its field kind, dtype, shape and values)."""
-    import torch
-
     assert got["prompt_token_ids"] == want["prompt_token_ids"]
     assert got["mm_hashes"] == want["mm_hashes"]
     assert got["mm_placeholders"] == want["mm_placeholders"]
@@ -138,9 +136,22 @@ def assert_same_input(got, want) -> None:
         for g, w in zip(got["mm_kwargs"][modality], items):
             assert g.keys() == w.keys()
             for key in w:
-                a, b = g[key].data, w[key].data
                 assert type(g[key].field) is type(w[key].field), key
-                assert a.dtype == b.dtype and a.shape == b.shape and torch.equal(a, b), key
+                _assert_same_data(g[key].data, w[key].data, key)
+
+
+def _assert_same_data(a, b, key: str) -> None:
+    """Tensors equal in dtype, shape and bytes; lists (Qwen3-VL's per-video metadata) item by item."""
+    import torch
+
+    if isinstance(b, torch.Tensor):
+        assert isinstance(a, torch.Tensor) and a.dtype == b.dtype and a.shape == b.shape and torch.equal(a, b), key
+    elif isinstance(b, (list, tuple)):
+        assert type(a) is type(b) and len(a) == len(b), key
+        for x, y in zip(a, b):
+            _assert_same_data(x, y, key)
+    else:
+        assert a == b, key
 
 
 def noise_image(seed: int, w: int, h: int, mode: str):
