@@ -1,4 +1,4 @@
-"""The ``gemma4`` family processor: one still image in, transformers 5.24's tensors out.
+"""The ``gemma4`` family processor: one still image (or video, :mod:`.video`) in, transformers 5.24's tensors out.
 
 Per item (docs/families/gemma4.md §2): the decoded RGB image is resized, aspect ratio kept,
 to the largest size of whole ``pooling_kernel_size * patch_size`` blocks within
