@@ -125,3 +125,20 @@ def test_decoded_frames_without_a_rate_take_24_fps():
     for key in KEYS:
         assert out.model_kwargs()[key].tobytes() == np.asarray(want[key]).astype(np.int64 if key != KEYS[0]
                                                                                   else np.float32).tobytes()
+
+
+def test_a_saved_processor_resolves_to_its_spec(tmp_path):
+    """``save_pretrained`` of a processor with non-default video fields, its saved video and
+    image processor dicts read back through the resolver."""
+    import json
+
+    from gemma4_plugin.hf_config import resolve
+
+    spec = {**PRESET, "video_num_frames": None, "video_fps": 1.5, "video_max_soft_tokens": 280,
+            "video_resample": "pil_bilinear", "video_image_mean": [0.5] * 3, "video_image_std": [0.5] * 3}
+    ref.video_processing(spec).save_pretrained(str(tmp_path))
+    # transformers 5.24 nests the sub-processors' dicts in processor_config.json.
+    saved = json.loads((tmp_path / "processor_config.json").read_text())
+    got = resolve({"model_type": "gemma4"}, saved["image_processor"], saved["video_processor"])
+    assert {k: v for k, v in got.items() if k.startswith("video_")} == {
+        k: v for k, v in spec.items() if k.startswith("video_")}
