@@ -16,9 +16,10 @@ import pytest
 from . import glm4v_images as images
 import mm_framework as mmf
 from mm_framework.testing import FamilyConformance, framed_prompt
+from glm4v_plugin.spec import VIDEO_DEFAULTS
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "cases"
-OPTIONAL = frozenset({"backend", "alpha", "exif_transpose"})
+OPTIONAL = frozenset({"backend", "alpha", "exif_transpose", *VIDEO_DEFAULTS})
 # [gMASK] <sop> <|user|>, <|begin_of_image|> <|end_of_image|>, <|assistant|>.
 GMASK, SOP, USER, START, END, ASSISTANT = 151331, 151333, 151336, 151339, 151340, 151337
 

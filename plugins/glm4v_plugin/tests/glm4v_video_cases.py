@@ -1,0 +1,44 @@
+"""The specs and prompts of the glm4v video tests (live parity and the golden generator).
+
+The presets carry no ``video_timestamp_ids`` (the real GLM-4 tokenizers are not available
+offline); the test specs add the table the video tests' small tokenizer
+(:func:`glm4v_reference.video_tokenizer`) gives, for every timestamp text a test clip can
+produce, so the id layout is checked against the processor's with real special-token ids.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import glm4v_reference as ref
+import mm_framework as mmf
+
+# Every timestamp text a clip of at most 100 s can give: int seconds, or tenths + " seconds".
+GLM4V_STAMPS = [str(s) for s in range(101)]
+GLM46V_STAMPS = [f"{k / 10:.1f} seconds" for k in range(1001)]
+PRESETS = {"glm4v": "glm4_1v_9b_thinking", "glm46v": "glm4_6v"}
+# config -> (model class, spec overrides on its preset)
+CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
+    "glm4v": ("glm4v", {}),
+    "glm4v_small": ("glm4v", {"video_min_pixels": 28 * 28 * 2, "video_max_pixels": 28 * 28 * 2 * 3,
+                              "video_fps": 3.0, "video_max_duration": 1}),
+    "glm46v": ("glm46v", {}),
+    "glm46v_tps3": ("glm46v", {"temporal_patch_size": 3, "video_min_pixels": 20000,
+                               "image_mean": [0.5, 0.5, 0.5], "image_std": [0.5, 0.5, 0.5]}),
+}
+VIDEO = "<|begin_of_video|><|video|><|end_of_video|>"
+IMAGE = "<|begin_of_image|><|image|><|end_of_image|>"
+
+
+def spec(config: str, tok=None) -> dict[str, Any]:
+    model, overrides = CONFIGS[config]
+    base = {**mmf.preset(PRESETS[model]), **overrides}
+    tok = tok or ref.video_tokenizer(base["image_token_id"])
+    stamps = GLM46V_STAMPS if model == "glm46v" else GLM4V_STAMPS
+    return {**base, "video_timestamp_ids": ref.stamp_ids(tok, stamps)}
+
+
+def prompt(items: list[str]) -> str:
+    """The chat template's rendering of one user turn holding ``items`` ("image"/"video")."""
+    body = "".join(VIDEO if k == "video" else IMAGE for k in items)
+    return f"[gMASK]<sop><|user|>\n{body}Describe this video.<|assistant|>\n"
