@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import glm4v_reference as ref
 import mm_framework as mmf
 
 # Every timestamp text a clip of at most 100 s can give: int seconds, or tenths + " seconds".
@@ -30,12 +29,14 @@ VIDEO = "<|begin_of_video|><|video|><|end_of_video|>"
 IMAGE = "<|begin_of_image|><|image|><|end_of_image|>"
 
 
-def spec(config: str, tok=None) -> dict[str, Any]:
+def spec(config: str, tok, stamps: list[str] | None = None) -> dict[str, Any]:
+    """The config's spec with ``tok``'s ids of ``stamps`` (default: every text a test clip
+    can give) as its ``video_timestamp_ids``."""
     model, overrides = CONFIGS[config]
-    base = {**mmf.preset(PRESETS[model]), **overrides}
-    tok = tok or ref.video_tokenizer(base["image_token_id"])
-    stamps = GLM46V_STAMPS if model == "glm46v" else GLM4V_STAMPS
-    return {**base, "video_timestamp_ids": ref.stamp_ids(tok, stamps)}
+    if stamps is None:
+        stamps = GLM46V_STAMPS if model == "glm46v" else GLM4V_STAMPS
+    table = {t: [int(i) for i in tok(t, add_special_tokens=False)["input_ids"]] for t in stamps}
+    return {**mmf.preset(PRESETS[model]), **overrides, "video_timestamp_ids": table}
 
 
 def prompt(items: list[str]) -> str:
