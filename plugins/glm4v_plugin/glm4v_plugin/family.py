@@ -52,7 +52,7 @@ class Glm4vFamily:
 
     @mmp.hookimpl
     def mm_sample_frames(self, header: mmp.ClipHeader) -> list[int]:
-        return self._video().sample(header.total_frames, header.fps)
+        return self._video().sample(header)
 
     @mmp.hookimpl
     def mm_decode_options(self) -> mmp.DecodeOptions:

@@ -40,10 +40,17 @@ def _unique_even(indices: Sequence[int]) -> list[int]:
     return out
 
 
-def sample_glm4v(total: int, fps: float, *, target_fps: float, max_duration: int) -> list[int]:
-    """``Glm4vVideoProcessor.sample_frames`` (``duration`` is PyAV's ``total / fps``)."""
+def clip_duration(total: int, fps: float, duration: float | None) -> float:
+    """The samplers' ``metadata.duration or round((total - 1) / fps) + 1``: an encoded clip's
+    header gives PyAV's ``total / fps``; frames the caller decoded have none."""
+    return duration or round((total - 1) / fps) + 1
+
+
+def sample_glm4v(total: int, fps: float, *, target_fps: float, max_duration: int,
+                 duration: float | None = None) -> list[int]:
+    """``Glm4vVideoProcessor.sample_frames``."""
     last = total - 1
-    duration = total / fps or round(last / fps) + 1
+    duration = clip_duration(total, fps, duration)
     if duration <= max_duration:
         n = max(int(math.floor(duration * target_fps)), 1)
         indices = [min(last, int(math.ceil(i * fps / target_fps))) for i in range(n)]
@@ -56,10 +63,10 @@ def sample_glm4v(total: int, fps: float, *, target_fps: float, max_duration: int
     return _unique_even(indices)
 
 
-def sample_glm46v(total: int, fps: float, *, temporal_patch_size: int) -> list[int]:
+def sample_glm46v(total: int, fps: float, *, temporal_patch_size: int, duration: float | None = None) -> list[int]:
     """``Glm46VVideoProcessor.sample_frames``: a rate by duration (3, 1 or 0.5 fps times the
     temporal patch), at most 640 frames, seconds walked on the source timestamps."""
-    duration = total / fps or round((total - 1) / fps) + 1
+    duration = clip_duration(total, fps, duration)
     effective = min(duration, GLM46V_MAX_DURATION)
     rate = next((r for bound, r in GLM46V_FPS if effective <= bound), GLM46V_FPS[-1][1])
     extract = min(int(effective * rate * temporal_patch_size), GLM46V_MAX_FRAMES)
@@ -117,13 +124,14 @@ class Glm4vVideo:
         self.norm = kernels.channel_norm_fused(spec.image_mean, spec.image_std)
         self.vocab = None if spec.video_timestamp_ids is None else dict(spec.video_timestamp_ids)
 
-    def sample(self, total: int, fps: float | None) -> list[int]:
-        s = self.spec
+    def sample(self, header: mmp.ClipHeader) -> list[int]:
+        s, total, fps = self.spec, header.total_frames, header.fps
         if fps is None:
             raise mmp.MediaError("video: GLM-4V samples frames per second and needs the clip's fps (none was given)")
         if s.video_variant == "glm46v":
-            return sample_glm46v(total, fps, temporal_patch_size=s.temporal_patch_size)
-        return sample_glm4v(total, fps, target_fps=s.video_fps, max_duration=s.video_max_duration)
+            return sample_glm46v(total, fps, temporal_patch_size=s.temporal_patch_size, duration=header.duration)
+        return sample_glm4v(total, fps, target_fps=s.video_fps, max_duration=s.video_max_duration,
+                            duration=header.duration)
 
     def geometry(self, indices: Sequence[int], fps: float | None, height: int, width: int
                  ) -> tuple[VideoGrid, tuple[int, int]]:
@@ -139,7 +147,7 @@ class Glm4vVideo:
         return VideoGrid(t, gh, gw, [timestamp_text(x, s.video_variant) for x in times]), (tw, th)
 
     def plan(self, header: mmp.ClipHeader) -> mmp.ItemPlan:
-        indices = self.sample(header.total_frames, header.fps)
+        indices = self.sample(header)
         grid, size = self.geometry(indices, header.fps, header.height, header.width)
         return mmp.ItemPlan(grid, size)
 

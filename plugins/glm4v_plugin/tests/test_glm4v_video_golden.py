@@ -44,4 +44,5 @@ def test_sampled_frames_are_the_references(case):
     media = mmf.pipeline_from_spec(case.doc["spec"]).decode(case.request(images.make))[1]
     (clip,) = [m for m in media if isinstance(m, mmp.VideoClip)]
     assert list(clip.indices) == case.doc["sampled_indices"]
-    assert fam.video.sample(clip.total_frames, clip.fps) == case.doc["sampled_indices"]
+    header = mmp.ClipHeader(clip.total_frames, clip.fps, clip.width, clip.height, duration=clip.total_frames / clip.fps)
+    assert fam.video.sample(header) == case.doc["sampled_indices"]

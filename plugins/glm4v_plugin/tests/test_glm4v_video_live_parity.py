@@ -135,6 +135,46 @@ def test_samplers_sweep():
         fps = float(rng.choice([1, 5, 10, 12, 23.976, 24, 25, 29.97, 30, 60, 7.5]))
         meta = VideoMetadata(total_num_frames=total, fps=fps, duration=total / fps)
         want = v4.sample_frames(meta).tolist()
-        assert sample_glm4v(total, fps, target_fps=2, max_duration=300) == want, (total, fps)
+        assert sample_glm4v(total, fps, target_fps=2, max_duration=300, duration=total / fps) == want, (total, fps)
         want = v46.sample_frames(copy.deepcopy(meta)).tolist()
-        assert sample_glm46v(total, fps, temporal_patch_size=2) == want, (total, fps)
+        assert sample_glm46v(total, fps, temporal_patch_size=2, duration=total / fps) == want, (total, fps)
+        # Frames the caller decoded: no duration in their metadata.
+        meta = VideoMetadata(total_num_frames=total, fps=fps)
+        want = v4.sample_frames(meta).tolist()
+        assert sample_glm4v(total, fps, target_fps=2, max_duration=300) == want, (total, fps)
+        assert sample_glm46v(total, fps, temporal_patch_size=2) == v46.sample_frames(meta).tolist(), (total, fps)
+
+
+@pytest.mark.parametrize("config", ["glm4v", "glm46v_tps3"])
+def test_decoded_frames_match_the_processor(config):
+    """Frames given as arrays with their fps (no duration: transformers rounds one from the
+    frame count), next to an image: ids, both pixel tensors, grids and positions."""
+    model, _ = cases.CONFIGS[config]
+    tok = ref.video_tokenizer(mmf.preset(cases.PRESETS[model])["image_token_id"])
+    spec = cases.spec(config, tok)
+    proc = ref.video_processor_full(spec, tok, model)
+    pipe = mmf.pipeline_from_spec(spec)
+    text = cases.prompt(["video", "image"])
+    ids = ref.token_ids(tok, text)
+    rng = np.random.default_rng(5)
+    for t, h, w, fps in ((9, 120, 90, 25.0), (16, 64, 64, 30000 / 1001), (7, 30, 200, 2.0), (3, 40, 40, None)):
+        arr = rng.integers(0, 256, (t, h, w, 3), dtype=np.uint8)
+        image = rng.integers(0, 256, (40, 60, 3), dtype=np.uint8)
+        meta = None if fps is None else [{"total_num_frames": t, "fps": fps, "frames_indices": list(range(t))}]
+        request = mmf.MmInput(images=[image], videos=[mmf.VideoFrames(arr, fps=fps)], input_ids=ids)
+        try:
+            want = proc(text=[text], images=[Image.fromarray(image)], videos=[arr], video_metadata=meta,
+                        return_tensors="pt")
+        except ValueError:  # no fps to sample at
+            with pytest.raises(mmf.MediaError):
+                pipe.process(request)
+            continue
+        out = pipe.process(request)
+        kw = pipe.model_kwargs(out)
+        assert np.asarray(out.input_ids).tolist() == want["input_ids"][0].tolist(), (config, t, h, w)
+        for name in ("pixel_values_videos", "video_grid_thw", "pixel_values", "image_grid_thw"):
+            assert kw[name].tobytes() == want[name].numpy().tobytes(), (config, name, t, h, w)
+        pos, delta = ref.rope_fn(spec["merge_size"])(
+            input_ids=want["input_ids"], mm_token_type_ids=want["mm_token_type_ids"],
+            image_grid_thw=want["image_grid_thw"], video_grid_thw=want["video_grid_thw"])
+        np.testing.assert_array_equal(out.positions.positions, pos[:, 0].numpy())
