@@ -1,4 +1,7 @@
-"""The ``glm4v`` family processor: one still image in, transformers 5.24's tensors out.
+"""The ``glm4v`` family processor: one still image or video in, transformers 5.24's tensors out.
+
+Videos go through :class:`~.video.Glm4vVideo` (docs/families/glm4v.md §7); what follows is
+the still-image path.
 
 Per item, through :class:`mmp.PatchGrid` (the still-image path it shares with qwen_vl and
 paddleocr_vl): decode -> GLM-4V's ``smart_resize`` (:func:`target_hw`) -> uint8 resize

@@ -109,6 +109,16 @@ def timestamp_text(seconds: float, variant: str) -> str:
     return f"{seconds:.1f} seconds" if variant == "glm46v" else str(int(seconds))
 
 
+def timestamp_texts(variant: str, max_seconds: int) -> list[str]:
+    """Every timestamp text a clip of at most ``max_seconds`` can give: the keys of a
+    ``video_timestamp_ids`` table, which a deployer encodes with the model's tokenizer
+    (``{t: tokenizer.encode(t, add_special_tokens=False) for t in timestamp_texts(...)}``).
+    GLM-4.6V's ``.1f`` of any time is one of the tenths ``k / 10`` formatted alike."""
+    if variant == "glm46v":
+        return [f"{k / 10:.1f} seconds" for k in range(10 * max_seconds + 1)]
+    return [str(k) for k in range(max_seconds + 1)]
+
+
 @attrs.frozen
 class VideoGrid(mmp.Grid):
     """A video's ``video_grid_thw`` plus the timestamp text of each temporal patch."""

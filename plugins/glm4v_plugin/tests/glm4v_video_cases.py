@@ -11,10 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 import mm_framework as mmf
+from glm4v_plugin import timestamp_texts
 
-# Every timestamp text a clip of at most 100 s can give: int seconds, or tenths + " seconds".
-GLM4V_STAMPS = [str(s) for s in range(101)]
-GLM46V_STAMPS = [f"{k / 10:.1f} seconds" for k in range(1001)]
 PRESETS = {"glm4v": "glm4_1v_9b_thinking", "glm46v": "glm4_6v"}
 # config -> (model class, spec overrides on its preset)
 CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
@@ -34,7 +32,7 @@ def spec(config: str, tok, stamps: list[str] | None = None) -> dict[str, Any]:
     can give) as its ``video_timestamp_ids``."""
     model, overrides = CONFIGS[config]
     if stamps is None:
-        stamps = GLM46V_STAMPS if model == "glm46v" else GLM4V_STAMPS
+        stamps = timestamp_texts(model, 100)  # every text a test clip (under 100 s) can give
     table = {t: [int(i) for i in tok(t, add_special_tokens=False)["input_ids"]] for t in stamps}
     return {**mmf.preset(PRESETS[model]), **overrides, "video_timestamp_ids": table}
 

@@ -102,3 +102,14 @@ def test_an_unknown_field_is_named():
 def test_timestamp_ids_round_trip_as_a_mapping():
     spec = {**PRESET, "video_timestamp_ids": {"1": [21], "0": [20], "12": [32]}}
     assert mmf.pipeline_from_spec(spec).spec["video_timestamp_ids"] == {"0": [20], "1": [21], "12": [32]}
+
+
+def test_timestamp_texts_cover_every_text_of_a_clip():
+    from glm4v_plugin import timestamp_texts
+    from glm4v_plugin.video import timestamp_text
+
+    for variant in ("glm4v", "glm46v"):
+        texts = set(timestamp_texts(variant, 30))
+        for fps in (7.5, 10, 23.976, 24, 25, 29.97, 30, 59.94):
+            for i in range(int(30 * fps)):
+                assert timestamp_text(i / fps, variant) in texts, (variant, fps, i)
