@@ -178,3 +178,38 @@ def test_decoded_frames_match_the_processor(config):
             input_ids=want["input_ids"], mm_token_type_ids=want["mm_token_type_ids"],
             image_grid_thw=want["image_grid_thw"], video_grid_thw=want["video_grid_thw"])
         np.testing.assert_array_equal(out.positions.positions, pos[:, 0].numpy())
+
+
+@pytest.mark.parametrize("config", ["glm4v", "glm46v"])
+def test_the_chat_front_door_tokenizes_the_processors_text(config, encoded, tmp_path):
+    """``mm_framework.Processor`` with the tests' tokenizer and a GLM-style template: its ids
+    (the prompt retokenized with ``mm_expansion_text``) and positions equal the processor's."""
+    from mm_framework.chat.processor import Processor
+    from mm_framework.chat.template import ChatTemplate
+    from mm_framework.chat.tokenizer import ChatTokenizer
+
+    model, _ = cases.CONFIGS[config]
+    tok = ref.video_tokenizer(mmf.preset(cases.PRESETS[model])["image_token_id"])
+    spec, text, want = reference(config, tok, encoded["50x36_45f_29.97fps"], ["image", "video", "image"])
+    template = ("[gMASK]<sop>{% for m in messages %}<|user|>\n{% for p in m.content %}"
+                "{% if p.type == 'image' %}<|begin_of_image|><|image|><|end_of_image|>"
+                "{% elif p.type == 'video' %}<|begin_of_video|><|video|><|end_of_video|>"
+                "{% else %}{{ p.text }}{% endif %}{% endfor %}{% endfor %}<|assistant|>{{ '\\n' }}")
+    front = Processor(mmf.pipeline_from_spec(spec), ChatTokenizer(tok.backend_tokenizer, {}, ()),
+                      ChatTemplate(template, "test"))
+    clip = tmp_path / "clip.mp4"
+    clip.write_bytes(encoded["50x36_45f_29.97fps"])
+    parts = [{"type": "image", "image": images.make("tiny_10x10.png")}, {"type": "video", "path": str(clip)},
+             {"type": "image", "image": images.make("odd_333x501.png")},
+             {"type": "text", "text": "Describe this video."}]
+    out = front.apply_chat_template([{"role": "user", "content": parts}])
+    assert np.asarray(out.input_ids).tolist() == want["input_ids"][0].tolist()
+    pos, _ = ref.rope_fn(spec["merge_size"])(
+        input_ids=want["input_ids"], mm_token_type_ids=want["mm_token_type_ids"],
+        image_grid_thw=want["image_grid_thw"], video_grid_thw=want["video_grid_thw"])
+    np.testing.assert_array_equal(out.positions.positions, pos[:, 0].numpy())
+    # A table that disagrees with the tokenizer is caught: the spans do not occur in the text's ids.
+    wrong = {**spec, "video_timestamp_ids": {t: [9] for t in spec["video_timestamp_ids"]}}
+    front = Processor(mmf.pipeline_from_spec(wrong), front.tokenizer, front.template)
+    with pytest.raises(mmf.LayoutError, match="the spec's token ids disagree with the tokenizer"):
+        front.apply_chat_template([{"role": "user", "content": parts}])
