@@ -42,7 +42,7 @@ from .patch_grid import PatchGrid, PatchGridSpec, PatchPixels
 from .spec_fields import SpecFields
 from . import mrope_positions as mrope
 from . import whisper_audio as whisper
-from . import video_patches
+from . import temporal_patches as video_patches
 
 __all__ = [
     "hookimpl", "discovery_hooks",
