@@ -43,9 +43,9 @@ def tokenizer(spec: dict[str, Any]):
     from transformers import PreTrainedTokenizerFast
 
     special = {IMAGE_TOKEN: spec["image_token_id"], **{text: spec[key] for text, key in MARKERS.values()}}
-    taken = set(special.values()) | {spec["newline_token_id"], *spec["digit_token_ids"]}
+    taken = set(special.values()) | {spec["newline_token_id"], *spec["digit_token_ids"], spec.get("video_token_id")}
     free = (i for i in range(1, 1 << 31) if i not in taken)
-    special[VIDEO_TOKEN] = next(free)
+    special[VIDEO_TOKEN] = spec["video_token_id"] if spec.get("video_token_id") is not None else next(free)
     special["<|im_start|>"] = next(free)
     special["<|im_end|>"] = next(free)
     special["<|endoftext|>"] = next(free)
