@@ -1,0 +1,90 @@
+"""Live video parity against transformers 5.24's MiniCPMV4_6Processor and
+MiniCPMV4_6VideoProcessor (torchvision venv only; skipped elsewhere): frame sampling over
+many clip lengths and rates, freshly encoded clips next to an image, decoded frames, and
+the reference's refusals."""
+
+from __future__ import annotations
+
+import copy
+import os
+import tempfile
+
+import numpy as np
+import pytest
+
+from mm_framework.testing import require_torchvision
+
+require_torchvision()
+pytest.importorskip("av")
+
+import mm_framework as mmf  # noqa: E402
+from minicpmv4_6_plugin.video import sample_indices  # noqa: E402
+
+from . import minicpmv4_6_reference as ref  # noqa: E402
+
+VID, IMG = "<|video_pad|>", "<|image_pad|>"
+
+
+def test_sampling_matches_sample_frames():
+    from transformers import MiniCPMV4_6VideoProcessor
+    from transformers.video_utils import VideoMetadata
+
+    vp = MiniCPMV4_6VideoProcessor()
+    for total in list(range(1, 90)) + [301, 997, 2400]:
+        for fps in (1.0, 0.5, 2.5, 10.0, 24.0, 30000 / 1001):
+            for cap in (2, 7, 128):
+                meta = VideoMetadata(total_num_frames=total, fps=fps, duration=total / fps)
+                want = list(vp.sample_frames(meta, max_num_frames=cap))
+                assert sample_indices(total, fps, total / fps, cap) == want, (total, fps, cap)
+
+
+def _load(data: bytes):
+    from transformers.video_utils import load_video
+
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "clip.mp4")
+        with open(path, "wb") as f:
+            f.write(data)
+        return load_video(path, backend="pyav")
+
+
+@pytest.mark.parametrize(("changes", "backend"), [({}, "pil"), ({"video_scale_resolution": 112}, "torchvision"),
+                                                  ({"video_downsample_mode": "4x", "use_image_id": False}, "pil")])
+def test_clips_next_to_an_image_match_the_processor(changes, backend):
+    from PIL import Image
+
+    spec = {**mmf.preset("minicpm_v_4_6"), **changes, "backend": backend}
+    proc = ref.video_capable_processor(spec)
+    clips = [ref.make_clip(7, 150, 90, 4, 5), ref.make_clip(4, 48, 64, 2, 6)]
+    loaded = [_load(c) for c in clips]
+    rng = np.random.default_rng(1)
+    image = rng.integers(0, 256, (300, 520, 3), dtype=np.uint8)
+    text = f"User: {VID} then {IMG} and {VID} compare them."
+    r = proc(text=[text], images=[Image.fromarray(image)], videos=[f for f, _ in loaded],
+             video_metadata=[m for _, m in loaded], return_tensors="pt")
+    pipe = mmf.pipeline_from_spec(spec)
+    out = pipe.process(mmf.MmInput(images=[image], videos=clips, input_ids=proc.tokenizer(text)["input_ids"]))
+    assert out.input_ids.tolist() == r["input_ids"][0].tolist()
+    kw = out.model_kwargs()
+    assert sorted(kw) == sorted(k for k in r if k not in ("input_ids", "attention_mask"))
+    for name in kw:
+        assert kw[name].tobytes() == r[name].numpy().tobytes(), name
+
+
+def test_decoded_frames_match_the_processor():
+    spec = {**mmf.preset("minicpm_v_4_6"), "video_scale_resolution": 112}
+    proc = ref.video_capable_processor(spec)
+    frames = np.random.default_rng(2).integers(0, 256, (11, 70, 130, 3), dtype=np.uint8)
+    text = f"{VID} x"
+    ids = proc.tokenizer(text)["input_ids"]
+    meta = {"total_num_frames": 11, "fps": 4.0, "duration": 11 / 4.0}
+    r = proc(text=[text], videos=[frames], video_metadata=[copy.deepcopy(meta)], return_tensors="pt")
+    pipe = mmf.pipeline_from_spec(spec)
+    out = pipe.process(mmf.MmInput(videos=[mmf.VideoFrames(frames, fps=4.0)], input_ids=ids))
+    assert out.input_ids.tolist() == r["input_ids"][0].tolist()
+    assert out.model_kwargs()["pixel_values_videos"].tobytes() == r["pixel_values_videos"].numpy().tobytes()
+    # Without a rate the reference cannot sample (ValueError); neither can we.
+    with pytest.raises(ValueError, match="complete video metadata"):
+        proc(text=[text], videos=[frames], return_tensors="pt")
+    with pytest.raises(mmf.MediaError, match="frame rate"):
+        pipe.process(mmf.MmInput(videos=[mmf.VideoFrames(frames)], input_ids=ids))
