@@ -33,8 +33,8 @@ ITEM_OPTIONS = ("slice_mode", "max_slice_nums", "downsample_mode")
 # The video processor's call kwargs a request may set per video, and the spec field each
 # replaces. Not slice_mode: the processor writes slice markers by its instance's slice_mode
 # whatever the call's, so a call that turned slicing on would get pixels the prompt lacks.
-VIDEO_OPTIONS = {"max_num_frames": "video_max_num_frames", "max_slice_nums": "video_max_slice_nums",
-                 "downsample_mode": "video_downsample_mode"}
+VIDEO_OPTIONS = {"max_num_frames": "video_max_num_frames", "stack_frames": "video_stack_frames",
+                 "max_slice_nums": "video_max_slice_nums", "downsample_mode": "video_downsample_mode"}
 
 
 class MiniCPMV46Family:
@@ -109,9 +109,7 @@ class MiniCPMV46Family:
 
         def pattern(i: int) -> mmp.Explicit:
             if modalities[i] == "video":
-                v = _video_plan(geometries[i])
-                g = v.grid
-                return self.video_expansion(local[i], v.frames, g.source_tokens, g.slice_tokens, g.rows, g.cols)
+                return self.video_expansion(local[i], _video_plan(geometries[i]).tokens())
             g = _grid(geometries[i])
             return self.expansion(local[i], g.source_tokens, g.slice_tokens, g.rows, g.cols)
 

@@ -11,7 +11,7 @@ model takes no video, as its forward) and ``MiniCPMV4_6VideoProcessor``'s option
 ``video_preprocessor_config.json`` or, when the model has none, from
 ``preprocessor_config.json`` (what ``AutoVideoProcessor`` reads then). The pixel statistics,
 patch size and resample are shared with images in a spec: a video config that disagrees is
-refused, and so are ``stack_frames`` other than 1 (not implemented) and ``do_sample_frames`` false.
+refused, and so is ``do_sample_frames`` false.
 
 The prompt's marker, digit and newline ids live in the tokenizer, which this resolver does
 not read: they come from the published vocabulary that ``config.json``'s ``image_token_id``
@@ -56,12 +56,12 @@ CLASS_DEFAULTS: dict[str, Any] = {
 }
 # MiniCPMV4_6VideoProcessor's keys beyond the image processor's, pinned to what is implemented
 # or feeding a spec field; preprocessor_config.json may hold them when it is the video source.
-VIDEO_PINNED: dict[str, Any] = {"stack_frames": 1, "do_sample_frames": True}
-VIDEO_DEFAULTS: dict[str, Any] = {"max_num_frames": 128}
+VIDEO_PINNED: dict[str, Any] = {"do_sample_frames": True}
+VIDEO_DEFAULTS: dict[str, Any] = {"max_num_frames": 128, "stack_frames": 1}
 VIDEO_NAMES = {"video_processor_type": frozenset({"MiniCPMV4_6VideoProcessor"}),
                "processor_class": CLASS_NAMES["processor_class"]}
 # The video processor's options that become the spec's video_* fields.
-VIDEO_FIELDS = ("max_num_frames", "slice_mode", "max_slice_nums", "scale_resolution", "downsample_mode")
+VIDEO_FIELDS = ("max_num_frames", "stack_frames", "slice_mode", "max_slice_nums", "scale_resolution", "downsample_mode")
 # What the spec shares between images and videos.
 SHARED = ("resample", "do_rescale", "rescale_factor", "do_normalize", "image_mean", "image_std", "patch_size")
 KNOWN = {*PINNED, *CLASS_DEFAULTS, *CLASS_NAMES, *VIDEO_PINNED, *VIDEO_DEFAULTS, "video_processor_type"}

@@ -57,6 +57,7 @@ DEFAULTS: dict[str, Any] = {
     # MiniCPMV4_6VideoProcessor's class attributes; video_token_id None: no video.
     "video_token_id": None,
     "video_max_num_frames": 128,
+    "video_stack_frames": 1,
     "video_slice_mode": True,
     "video_max_slice_nums": 9,
     "video_scale_resolution": 448,
@@ -65,6 +66,9 @@ DEFAULTS: dict[str, Any] = {
 # The most frames transformers' sampler keeps from a clip (1 per second up to it); far above
 # the published 128, low enough that a typo cannot ask for a million frames.
 MAX_VIDEO_FRAMES = 4096
+# Sub-frames per second (stack_frames - 1) are pasted side by side on one canvas; past a few
+# the canvas is a thin strip the resize squeezes to nothing.
+MAX_STACK_FRAMES = 16
 
 
 @attrs.frozen
@@ -100,6 +104,7 @@ class MiniCPMV46Spec:
     # own options; the pixel statistics, patch size and resample are shared with images.
     video_token_id: int | None = None
     video_max_num_frames: int = 128
+    video_stack_frames: int = 1
     video_slice_mode: bool = True
     video_max_slice_nums: int = 9
     video_scale_resolution: int = 448
@@ -152,6 +157,7 @@ def parse_spec(params: Mapping[str, Any]) -> MiniCPMV46Spec:
         exif_transpose=f.boolean("exif_transpose"),
         video_token_id=f.integer("video_token_id", **token, nullable=True),
         video_max_num_frames=f.integer("video_max_num_frames", minimum=1, maximum=MAX_VIDEO_FRAMES),
+        video_stack_frames=f.integer("video_stack_frames", minimum=1, maximum=MAX_STACK_FRAMES),
         video_slice_mode=f.boolean("video_slice_mode"),
         video_max_slice_nums=f.integer("video_max_slice_nums", minimum=1, maximum=MAX_SLICE_NUMS),
         video_scale_resolution=f.integer("video_scale_resolution", minimum=1, maximum=MAX_SCALE_RESOLUTION),

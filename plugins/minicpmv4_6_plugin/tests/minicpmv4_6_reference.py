@@ -85,7 +85,8 @@ def processor(spec: dict[str, Any]):
     return ImageOnly(image_processor=image_processor(spec), video_processor=_VideoStandIn(), tokenizer=tokenizer(spec))
 
 
-VIDEO_OPTIONS = {"video_max_num_frames": "max_num_frames", "video_slice_mode": "slice_mode",
+VIDEO_OPTIONS = {"video_max_num_frames": "max_num_frames", "video_stack_frames": "stack_frames",
+                 "video_slice_mode": "slice_mode",
                  "video_max_slice_nums": "max_slice_nums", "video_scale_resolution": "scale_resolution",
                  "video_downsample_mode": "downsample_mode"}
 
@@ -97,7 +98,7 @@ def video_processor(spec: dict[str, Any]):
     shared = {k: spec[k] for k in ("patch_size", "use_image_id", "do_rescale", "rescale_factor", "do_normalize",
                                    "image_mean", "image_std")}
     return transformers.MiniCPMV4_6VideoProcessor(
-        resample=RESAMPLE[spec["resample"]], do_resize=True, do_convert_rgb=True, stack_frames=1,
+        resample=RESAMPLE[spec["resample"]], do_resize=True, do_convert_rgb=True,
         **shared, **{theirs: spec[ours] for ours, theirs in VIDEO_OPTIONS.items()})
 
 

@@ -20,6 +20,8 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "_small_4x_no_id": {"video_scale_resolution": 112, "video_downsample_mode": "4x", "use_image_id": False},
     "_short": {"video_max_num_frames": 2, "video_scale_resolution": 112},
     "_no_slice": {"video_scale_resolution": 112, "video_slice_mode": False},
+    "_stack3": {"video_scale_resolution": 112, "video_stack_frames": 3},
+    "_stack6_short": {"video_scale_resolution": 112, "video_stack_frames": 6, "video_max_num_frames": 2},
 }
 PROMPTS = {
     "video": f"User: {VID} What is in this image?",

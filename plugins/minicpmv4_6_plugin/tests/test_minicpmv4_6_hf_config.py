@@ -32,13 +32,14 @@ def test_options_feed_the_spec():
 
 
 VIDEO = {"video_processor_type": "MiniCPMV4_6VideoProcessor", "processor_class": "MiniCPMV4_6Processor",
-         "max_num_frames": 64, "stack_frames": 1, "do_sample_frames": True, "max_slice_nums": 4, "slice_mode": False,
+         "max_num_frames": 64, "stack_frames": 3, "do_sample_frames": True, "max_slice_nums": 4, "slice_mode": False,
          "scale_resolution": 224, "use_image_id": True, "patch_size": 14, "resample": 3}
 
 
 def test_the_video_config_feeds_the_video_fields():
     spec = resolve(CONFIG, PREPROCESSOR, VIDEO)
-    assert spec == {**mmf.preset("minicpm_v_4_6"), "video_max_num_frames": 64, "video_max_slice_nums": 4,
+    assert spec == {**mmf.preset("minicpm_v_4_6"), "video_max_num_frames": 64, "video_stack_frames": 3,
+                    "video_max_slice_nums": 4,
                     "video_slice_mode": False, "video_scale_resolution": 224}
     # Without video_preprocessor_config.json the video processor reads preprocessor_config.json.
     assert resolve(CONFIG, {**PREPROCESSOR, "max_num_frames": 32})["video_max_num_frames"] == 32
@@ -59,7 +60,7 @@ def test_other_models_are_not_ours():
     (CONFIG, {**PREPROCESSOR, "downsample_mode": "4x"}, r"'downsample_mode'.*disagrees with config.json"),
     ({**CONFIG, "image_token_id": 151655}, PREPROCESSOR, r"'image_token_id'=151655 is not one of the published"),
     (CONFIG, {**PREPROCESSOR, "max_slice_nums": 0}, r"max_slice_nums"),
-    (CONFIG, {**PREPROCESSOR, "stack_frames": 2}, r"'stack_frames'"),
+    (CONFIG, {**PREPROCESSOR, "stack_frames": 0}, r"'video_stack_frames'"),
     ({**CONFIG, "video_token_id": 5}, PREPROCESSOR, r"'video_token_id'=5 is not <\|video_pad\|>"),
 ])
 def test_bad_files_are_refused_by_name(config, pp, match):
@@ -68,7 +69,7 @@ def test_bad_files_are_refused_by_name(config, pp, match):
 
 
 @pytest.mark.parametrize(("video", "match"), [
-    ({**VIDEO, "stack_frames": 3}, r"'stack_frames'"),
+    ({**VIDEO, "stack_frames": 0}, r"'video_stack_frames'"),
     ({**VIDEO, "do_sample_frames": False}, r"'do_sample_frames'"),
     ({**VIDEO, "patch_size": 16}, r"video_preprocessor_config.json: 'patch_size' 16 differs"),
     ({**VIDEO, "image_mean": [0.4, 0.5, 0.5]}, r"'image_mean'"),

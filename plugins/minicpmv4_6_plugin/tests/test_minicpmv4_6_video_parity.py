@@ -18,7 +18,7 @@ require_torchvision()
 pytest.importorskip("av")
 
 import mm_framework as mmf  # noqa: E402
-from minicpmv4_6_plugin.video import sample_indices  # noqa: E402
+from minicpmv4_6_plugin.video import composite, sample_indices  # noqa: E402
 
 from . import minicpmv4_6_reference as ref  # noqa: E402
 
@@ -32,10 +32,23 @@ def test_sampling_matches_sample_frames():
     vp = MiniCPMV4_6VideoProcessor()
     for total in list(range(1, 90)) + [301, 997, 2400]:
         for fps in (1.0, 0.5, 2.5, 10.0, 24.0, 30000 / 1001):
-            for cap in (2, 7, 128):
+            for cap, stack in ((2, 1), (7, 1), (128, 1), (2, 3), (7, 5), (128, 2)):
                 meta = VideoMetadata(total_num_frames=total, fps=fps, duration=total / fps)
-                want = list(vp.sample_frames(meta, max_num_frames=cap))
-                assert sample_indices(total, fps, total / fps, cap) == want, (total, fps, cap)
+                want = list(vp.sample_frames(meta, max_num_frames=cap, stack_frames=stack))
+                assert sample_indices(total, fps, total / fps, cap, stack) == want, (total, fps, cap, stack)
+
+
+def test_canvases_match_concat_frames_as_image():
+    import torch
+    from transformers import MiniCPMV4_6VideoProcessor
+
+    vp = MiniCPMV4_6VideoProcessor()
+    rng = np.random.default_rng(3)
+    for count in range(1, 8):
+        for h, w in ((10, 30), (30, 10), (12, 12), (7, 20), (20, 7), (16, 22)):
+            frames = rng.integers(0, 256, (count, h, w, 3), dtype=np.uint8)
+            want = vp.concat_frames_as_image(torch.from_numpy(frames).permute(0, 3, 1, 2))[0].permute(1, 2, 0)
+            assert composite(frames).tobytes() == want.numpy().tobytes(), (count, h, w)
 
 
 def _load(data: bytes):
@@ -48,14 +61,18 @@ def _load(data: bytes):
         return load_video(path, backend="pyav")
 
 
-@pytest.mark.parametrize(("changes", "backend"), [({}, "pil"), ({"video_scale_resolution": 112}, "torchvision"),
-                                                  ({"video_downsample_mode": "4x", "use_image_id": False}, "pil")])
+@pytest.mark.parametrize(("changes", "backend"), [
+    ({}, "pil"), ({"video_scale_resolution": 112}, "torchvision"),
+    ({"video_downsample_mode": "4x", "use_image_id": False}, "pil"),
+    ({"video_scale_resolution": 112, "video_stack_frames": 4}, "pil"),
+    ({"video_scale_resolution": 112, "video_stack_frames": 5, "video_max_num_frames": 1}, "torchvision"),
+])
 def test_clips_next_to_an_image_match_the_processor(changes, backend):
     from PIL import Image
 
     spec = {**mmf.preset("minicpm_v_4_6"), **changes, "backend": backend}
     proc = ref.video_capable_processor(spec)
-    clips = [ref.make_clip(7, 150, 90, 4, 5), ref.make_clip(4, 48, 64, 2, 6)]
+    clips = [ref.make_clip(7, 150, 90, 4, 5), ref.make_clip(11, 48, 64, 5, 6)]
     loaded = [_load(c) for c in clips]
     rng = np.random.default_rng(1)
     image = rng.integers(0, 256, (300, 520, 3), dtype=np.uint8)
