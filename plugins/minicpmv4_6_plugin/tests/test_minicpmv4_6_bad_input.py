@@ -111,6 +111,7 @@ def test_video_placeholders_must_match_the_videos(pipe, clip):
 @pytest.mark.parametrize(("option", "match"), [
     ({"max_num_frames": 0}, r"item 0: processor option max_num_frames=0 for this video.*greater than zero"),
     ({"downsample_mode": "8x"}, r"item 0: processor option downsample_mode='8x'.*must be one of"),
+    ({"stack_frames": 17}, r"item 0: processor option stack_frames=17 for this video.*must be <= 16"),
     ({"slice_mode": False}, r"item 0: processor option 'slice_mode' is not one"),
 ])
 def test_bad_video_option_names_the_option_and_item(pipe, clip, option, match):
@@ -121,6 +122,7 @@ def test_bad_video_option_names_the_option_and_item(pipe, clip, option, match):
 @pytest.mark.parametrize(("change", "match"), [
     ({"video_token_id": IMAGE}, r"must all differ"),
     ({"video_max_num_frames": 0}, r"video_max_num_frames"),
+    ({"video_stack_frames": 0}, r"video_stack_frames"),
     ({"video_downsample_mode": "2x"}, r"video_downsample_mode"),
     ({"video_scale_resolution": 4096, "video_max_slice_nums": 64}, r"video_scale_resolution.*exceed"),
 ])
