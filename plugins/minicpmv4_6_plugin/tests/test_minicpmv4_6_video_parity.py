@@ -30,7 +30,7 @@ def test_sampling_matches_sample_frames():
     from transformers.video_utils import VideoMetadata
 
     vp = MiniCPMV4_6VideoProcessor()
-    for total in list(range(1, 90)) + [301, 997, 2400]:
+    for total in list(range(1, 40)) + [53, 61, 89, 301, 997, 2400]:
         for fps in (1.0, 0.5, 2.5, 10.0, 24.0, 30000 / 1001):
             for cap, stack in ((2, 1), (7, 1), (128, 1), (2, 3), (7, 5), (128, 2)):
                 meta = VideoMetadata(total_num_frames=total, fps=fps, duration=total / fps)
