@@ -105,3 +105,20 @@ def test_decoded_frames_match_the_processor():
         proc(text=[text], videos=[frames], return_tensors="pt")
     with pytest.raises(mmf.MediaError, match="frame rate"):
         pipe.process(mmf.MmInput(videos=[mmf.VideoFrames(frames)], input_ids=ids))
+
+
+def test_item_options_match_the_call_kwargs():
+    """``mmf.Video(src, **options)`` against the same options as the processor's videos_kwargs."""
+    spec = {**mmf.preset("minicpm_v_4_6"), "video_scale_resolution": 112}
+    proc = ref.video_capable_processor(spec)
+    clip = ref.make_clip(11, 150, 90, 4, 7)
+    frames, meta = _load(clip)
+    options = {"max_num_frames": 2, "stack_frames": 3, "downsample_mode": "4x", "max_slice_nums": 2}
+    text = f"{VID} x"
+    r = proc(text=[text], videos=[frames], video_metadata=[meta], videos_kwargs=dict(options), return_tensors="pt")
+    out = mmf.pipeline_from_spec(spec).process(
+        mmf.MmInput(videos=[mmf.Video(clip, **options)], input_ids=proc.tokenizer(text)["input_ids"]))
+    assert out.input_ids.tolist() == r["input_ids"][0].tolist()
+    kw = out.model_kwargs()
+    for name in ("pixel_values_videos", "target_sizes_videos"):
+        assert kw[name].tobytes() == r[name].numpy().tobytes(), name
