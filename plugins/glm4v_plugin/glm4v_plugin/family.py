@@ -46,10 +46,10 @@ class Glm4vFamily:
     @mmp.hookimpl
     def mm_capabilities(self) -> mmp.Capabilities:
         marks, texts = {"image": self.spec.image_token_id}, {"image": IMAGE_TOKEN}
-        outputs = {"image": mmp.ItemOutputs("f32", {"image_grid_thw": ("i64", (3,))})}
+        outputs = {"image": mmp.ItemOutputs(self.spec.pixels, {"image_grid_thw": ("i64", (3,))})}
         if self.video is not None:
             marks["video"], texts["video"] = self.spec.video_token_id, VIDEO_TOKEN
-            outputs["video"] = mmp.ItemOutputs("f32", {"video_grid_thw": ("i64", (3,))})
+            outputs["video"] = mmp.ItemOutputs(self.spec.pixels, {"video_grid_thw": ("i64", (3,))})
         return mmp.Capabilities(modalities=tuple(marks), id_range=(0, 2**31 - 1), placeholders=marks,
                                 placeholder_texts=texts, outputs=outputs)
 
@@ -78,9 +78,9 @@ class Glm4vFamily:
         s = self.spec
         rgb, grid = self.images.stored(pixels)
         feature = kernels.patchify_merged_blocks(rgb, s.patch_size, s.merge_size, s.temporal_patch_size,
-                                                 self.images.norm)
+                                                 self.images.pixels.kernel_norm)
         return mmp.ProcessedItem(
-            feature=mmp.Tensor(feature, "f32"), aux={"image_grid_thw": mmp.Tensor.i64([1, grid.h, grid.w])},
+            feature=self.images.pixels.tensor(feature), aux={"image_grid_thw": mmp.Tensor.i64([1, grid.h, grid.w])},
             geometry=grid, size=(rgb.shape[1], rgb.shape[0]),
         )
 
@@ -136,9 +136,10 @@ class Glm4vFamily:
 
     @mmp.hookimpl
     def mm_model_kwargs(self, items: Sequence[mmp.OutputItem]) -> dict[str, np.ndarray]:
-        """``pixel_values`` ``[sum(gh*gw), 3*T*P*P]`` f32 and ``image_grid_thw`` ``[n, 3]`` i64
-        when there are images (or no items); ``pixel_values_videos`` and ``video_grid_thw``
-        when there are videos. Each modality in prompt order."""
+        """``pixel_values`` ``[sum(gh*gw), 3*T*P*P]`` f32 (u8 with ``pixels="u8"``) and
+        ``image_grid_thw`` ``[n, 3]`` i64 when there are images (or no items);
+        ``pixel_values_videos`` and ``video_grid_thw`` when there are videos. Each modality in
+        prompt order."""
         images = [it for it in items if it.modality == "image"]
         videos = [it for it in items if it.modality == "video"]
         out = {}
@@ -157,7 +158,7 @@ class Glm4vFamily:
     def _stacked(self, items: Sequence[mmp.OutputItem], pixels: str, grids: str) -> dict[str, np.ndarray]:
         s = self.spec
         width = 3 * s.temporal_patch_size * s.patch_size**2
-        arrays = [it.feature.array for it in items] or [np.zeros((0, width), dtype=np.float32)]
+        arrays = [it.feature.array for it in items] or [np.zeros((0, width), dtype=self.images.pixels.dtype)]
         thw = [it.aux[grids].array for it in items]
         return {pixels: np.concatenate(arrays, axis=0), grids: np.stack(thw) if thw else np.zeros((0, 3), np.int64)}
 

@@ -94,7 +94,7 @@ def parse_spec(params: Mapping[str, Any]) -> Glm4vSpec:
     classes are the same code)."""
     f = mmp.SpecFields(FAMILY, params, required=REQUIRED, defaults=DEFAULTS)
     image = mmp.PatchGridSpec.read(f, max_image_pixels=MAX_IMAGE_PIXELS, alpha_modes=ALPHA_MODES,
-                                   max_id=MAX_ID, max_temporal=MAX_TEMPORAL)
+                                   max_id=MAX_ID, max_temporal=MAX_TEMPORAL, pixels=mmp.PatchPixels.KINDS)
     video = {
         **{k: f.integer(k, minimum=0, maximum=MAX_ID, nullable=k == "video_token_id")
            for k in ("video_token_id", "image_start_token_id", "image_end_token_id")},

@@ -131,7 +131,8 @@ class Glm4vVideo:
 
     def __init__(self, spec: Glm4vSpec) -> None:
         self.spec = spec
-        self.norm = kernels.channel_norm_fused(spec.image_mean, spec.image_std)
+        self.pixels = mmp.PatchPixels.of(spec.pixels, kernels.channel_norm_fused(spec.image_mean, spec.image_std),
+                                         spec.temporal_patch_size * spec.patch_size**2)
         self.vocab = None if spec.video_timestamp_ids is None else dict(spec.video_timestamp_ids)
 
     def sample(self, header: mmp.ClipHeader) -> list[int]:
@@ -165,8 +166,9 @@ class Glm4vVideo:
         s = self.spec
         grid, (tw, th) = self.geometry(clip.indices, clip.fps, clip.height, clip.width)
         pixels = mmp.video_patches.pixel_values(clip.frames, th, tw, patch_size=s.patch_size, merge_size=s.merge_size,
-                                                temporal_patch_size=s.temporal_patch_size, norm=self.norm)
-        return mmp.ProcessedItem(feature=mmp.Tensor(pixels, "f32"),
+                                                temporal_patch_size=s.temporal_patch_size,
+                                                norm=self.pixels.kernel_norm)
+        return mmp.ProcessedItem(feature=self.pixels.tensor(pixels),
                                  aux={"video_grid_thw": mmp.Tensor.i64([grid.t, grid.h, grid.w])},
                                  geometry=grid, size=(tw, th))
 

@@ -61,3 +61,33 @@ def test_an_option_it_does_not_take_goes_to_the_processor(backend):
     # The family takes no per-item pixel bounds (GLM's processors have no min_pixels / max_pixels).
     assert list(hf.stats()["fallbacks"]) == [f"{ref.CLASSES[backend, 'glm4v']}: size / min_pixels / max_pixels on a "
                                              "processor whose size is not its pixel bounds"]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("call", CALLS, ids=lambda c: c["return_tensors"])
+def test_unnormalized_calls_are_served_with_uint8_patches(backend, call):
+    """``do_rescale=False, do_normalize=False`` (what vLLM asks for with mm_device_do_normalize):
+    served by the spec's ``pixels="u8"`` pipeline; the torchvision backend returns uint8, the PIL
+    one the same values as float32."""
+    spec = {**PRESET, "backend": backend}
+    call = {**call, "do_rescale": False, "do_normalize": False}
+    want = ref.image_processor(spec)(images=_images(), **call)
+    got = hf.accelerate(ref.image_processor(spec), strict=True)(images=_images(), **call)
+    assert_same_batch(want, got, ["pixel_values", "image_grid_thw"])
+    assert hf.stats() == {"served": {ref.CLASSES[backend, "glm4v"]: 1}, "fallbacks": {}}
+
+
+def test_uint8_patches_normalize_to_the_float32_ones():
+    """The ``pixels="u8"`` pipeline's patches, normalized by their PixelNorm, are the f32
+    pipeline's byte for byte (images and a video clip)."""
+    import mm_framework as mmf
+
+    av = pytest.importorskip("av")  # noqa: F841
+    clip = mmf.VideoFrames(np.random.default_rng(3).integers(0, 256, (4, 60, 90, 3), dtype=np.uint8), fps=2.0)
+    request = mmf.MmInput(images=[images.make(n) for n in NAMES[:3]], videos=[clip])
+    spec = {**PRESET, "video_timestamp_ids": {"0": [15], "1": [16]}}
+    f32 = mmf.pipeline_from_spec(spec).process(request)
+    u8 = mmf.pipeline_from_spec({**spec, "pixels": "u8"}).process(request)
+    for a, b in zip(f32.items, u8.items):
+        assert b.feature.dtype == "u8" and a.feature.dtype == "f32"
+        assert b.feature.normalized().array.tobytes() == a.feature.array.tobytes()

@@ -27,6 +27,7 @@ from typing import Any
 SERVED = (
     "Gemma3ForConditionalGeneration",
     "Gemma4ForConditionalGeneration",
+    "Glm4vForConditionalGeneration",
     "PaddleOCRVLForConditionalGeneration",
     "Qwen2VLForConditionalGeneration",
     "Qwen2_5_VLForConditionalGeneration",

@@ -158,6 +158,29 @@ def test_other_families_apply_equals_vllm_without_plugin(arch, names, other_proc
     vllm_models.assert_same_input(got, want)
 
 
+@pytest.fixture(scope="module")
+def glm4v_dir(tmp_path_factory):
+    return vllm_models.glm4v_model_dir(tmp_path_factory.mktemp("glm4v"))
+
+
+@pytest.mark.parametrize("device_normalize", [True, False], ids=["device_normalize", "cpu_normalize"])
+def test_glm4v_apply_equals_vllm_without_plugin(device_normalize, glm4v_dir, original_call, monkeypatch):
+    """GLM-4.1V has both modes: uint8 patches (the glm4v family's pixels="u8") or float32."""
+    import torch
+
+    processor = _processor(glm4v_dir, device_normalize)
+    for names in (["photo"], ["wide", "gray", "rgba"], ["palette", "cmyk", "array"]):
+        images = [IMAGES[n] for n in names]
+        run = lambda: _apply(processor, images, {}, placeholder=vllm_models.GLM4V_IMAGE)  # noqa: E731
+        want = _reference(monkeypatch, original_call, run)
+        hf.reset_stats()
+        got = run()
+        assert hf.stats() == {"served": {"Glm4vImageProcessor": 1}, "fallbacks": {}}, names
+        vllm_models.assert_same_input(got, want)
+        pixels = got["mm_kwargs"]["image"][0]["pixel_values"].data
+        assert pixels.dtype == (torch.uint8 if device_normalize else torch.float32)
+
+
 def test_paddleocr_vl_pixel_bounds(other_processors, original_call, monkeypatch):
     arch = "PaddleOCRVLForConditionalGeneration"
     for mm_kwargs in [{"max_pixels": 160_000}, {"size": {"shortest_edge": 50_000, "longest_edge": 300_000}}]:

