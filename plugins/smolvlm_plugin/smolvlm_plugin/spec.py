@@ -66,16 +66,17 @@ DEFAULTS: dict[str, Any] = {
     "alpha": "composite",
     "exif_transpose": False,
     # Video (SmolVLMVideoProcessor, variant "smolvlm" only; docs/families/smolvlm.md §7): off
-    # without video_token_id. The others default to SmolVLM2's published video_sampling
-    # (fps 1, max_frames 64) and the processor's do_sample_frames (False); the frames' longest
-    # edge defaults to size_longest_edge (the processor lets `size` override video_size).
+    # without video_token_id (the others are then inert: the HF-config resolver records a
+    # checkpoint's sampling settings, and a deployment adds the <video> id). They default to
+    # SmolVLM2's published video_sampling (fps 1, max_frames 64) and the processor's
+    # do_sample_frames (False); the frames' longest edge defaults to size_longest_edge (the
+    # processor lets `size` override video_size).
     "video_token_id": None,
     "video_do_sample_frames": False,
     "video_num_frames": 64,
     "video_fps": 1.0,
     "video_size_longest_edge": None,
 }
-VIDEO_FIELDS = ("video_do_sample_frames", "video_num_frames", "video_fps", "video_size_longest_edge")
 # The most frames a video item may sample (video_num_frames).
 MAX_VIDEO_FRAMES = 1 << 16
 
@@ -210,9 +211,6 @@ def parse_spec(params: Mapping[str, Any]) -> SmolVLMSpec:
 def _cross_check(f: mmp.SpecFields, s: SmolVLMSpec) -> None:
     if not (s.do_rescale or s.do_normalize):
         raise f.error("do_normalize", "and do_rescale cannot both be false (the output would be uint8 pixels)")
-    unused = [k for k in VIDEO_FIELDS if getattr(s, k) != DEFAULTS[k]] if not s.video else []
-    if unused:
-        raise f.error(unused, "set a video option, which has no effect without video_token_id")
     if s.video and s.variant != "smolvlm":
         raise f.error("video_token_id", "needs variant 'smolvlm': Idefics3Processor has no video processor "
                                         "(transformers 5.24 ships SmolVLMVideoProcessor only)")

@@ -111,8 +111,6 @@ CROSS = [
                           "row_col_token_ids holds 7x7 markers"),
     ({"video_token_id": 49280}, "video_token_id", "needs variant 'smolvlm': Idefics3Processor has no video processor"),
     ({"variant": "smolvlm", "video_token_id": 49190}, "row_col_token_ids", "the marker ids must all differ"),
-    ({"video_fps": 2.0, "video_num_frames": 8}, "video_num_frames', 'video_fps", "set a video option, which has no "
-                                                                             "effect without video_token_id"),
     # Without the resize a grid may fill the marker table: 37 frames of 4096 ** 2.
     ({"do_resize": False, "max_image_size": 4096, "size_longest_edge": 4096}, "max_image_size",
      "=4096: up to 37 frames of max_image_size \\*\\* 2 make 620756992 pixels per item, above the 178956970"),
