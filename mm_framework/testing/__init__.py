@@ -11,7 +11,8 @@ optionally sample images and a golden directory) and inherits every check::
             return {"family": "my_family", ...}
 
 The harness (``compare``, ``conformance``, ``golden``, ``bad_input`` (the bad-input rows every
-image family shares, :class:`ImageBadInput`), and ``torch_reference``, which skips a
+image family shares, :class:`ImageBadInput`), ``hf_batch`` (:func:`assert_same_batch`, an adapter's
+``BatchFeature`` against the processor's), and ``torch_reference``, which skips a
 torchvision parity module where its reference cannot run; they need pytest) is imported on first use, so
 ``mm_framework.testing.images`` and ``.records`` (deterministic images, golden record
 pieces) import without it: benchmarks and golden generators use them.
@@ -42,14 +43,14 @@ _HARNESS = {
     "assert_same_output": "compare",
     "GoldenCase": "golden", "load_cases": "golden", "record_case": "golden", "replay_case": "golden",
     "run_case": "golden", "assert_rejection": "golden", "assert_tensors": "golden",
-    "require_torchvision": "torch_reference", "ImageBadInput": "bad_input",
+    "require_torchvision": "torch_reference", "ImageBadInput": "bad_input", "assert_same_batch": "hf_batch",
 }
 
 __all__ = sorted([*_HARNESS, *_images, *_records, "load_module"])
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("bad_input", "compare", "conformance", "golden", "torch_reference"):
+    if name in ("bad_input", "compare", "conformance", "golden", "hf_batch", "torch_reference"):
         return importlib.import_module(f"{__name__}.{name}")
     if name not in _HARNESS:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

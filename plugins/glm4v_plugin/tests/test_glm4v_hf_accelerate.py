@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from mm_framework import hf
+from mm_framework.testing import assert_same_batch
 
 from . import glm4v_images as images
 from . import glm4v_reference as ref
@@ -34,11 +35,7 @@ def _images():
     return [Image.open(io.BytesIO(images.make(n))) for n in NAMES]
 
 
-@pytest.fixture(autouse=True)
-def _fresh_stats():
-    hf.reset_stats()
-    yield
-    hf.reset_stats()
+pytestmark = pytest.mark.usefixtures("mm_hf_stats")
 
 
 @pytest.mark.parametrize("model", ["glm4v", "glm46v"])
@@ -49,11 +46,7 @@ def test_served_calls_equal_the_processor(model, backend, call):
     want = ref.image_processor(spec, model)(images=_images(), **call)
     acc = hf.accelerate(ref.image_processor(spec, model), strict=True)
     got = acc(images=_images(), **call)
-    assert list(want.keys()) == list(got.keys()) == ["pixel_values", "image_grid_thw"]
-    for k in want:
-        a, b = want[k], got[k]
-        assert type(a) is type(b) and a.dtype == b.dtype and tuple(a.shape) == tuple(b.shape), k
-        assert np.asarray(a).tobytes() == np.asarray(b).tobytes(), k
+    assert_same_batch(want, got, ["pixel_values", "image_grid_thw"])
     name = ref.CLASSES[backend, model]
     assert hf.stats() == {"served": {name: 1}, "fallbacks": {}}
 

@@ -1,4 +1,4 @@
-"""The ``minicpmv4_6`` family processor: one still image in, transformers 5.24's tensors out.
+"""The ``minicpmv4_6`` family processor: one still image or video in, transformers 5.24's tensors out.
 
 Per item (docs/families/minicpmv4_6.md §2): the decoded RGB image is resized with the
 backend's filter to the source size and, when it is sliced, separately to the refine size,
@@ -7,6 +7,7 @@ slices row-major) is rescaled and normalized into float32 CHW and laid out patch
 (``reshape_by_patch``): the item's feature is float32 ``[3, patch, columns]``, its frames
 side by side along the last axis, as in the processor's ``pixel_values``. The geometry is a
 :class:`~.slicing.SliceGrid`, planned from the decoded size alone; positions are 1-D.
+Videos (a spec with ``video_token_id``) go through :class:`~.video.MiniCPMVideo`.
 """
 
 from __future__ import annotations
@@ -20,13 +21,20 @@ import numpy as np
 from mm_framework import kernels
 from mm_framework import plugin as mmp
 
+from .pixels import resized_frames, write_feature
 from .slicing import SliceGrid, plan
 from .spec import parse_spec
+from .video import MiniCPMVideo, VideoPlan
 
 _F32 = np.float32
-IMAGE = "<|image_pad|>"
+IMAGE, VIDEO = "<|image_pad|>", "<|video_pad|>"
 # The image processor's call kwargs a request may set per item.
 ITEM_OPTIONS = ("slice_mode", "max_slice_nums", "downsample_mode")
+# The video processor's call kwargs a request may set per video, and the spec field each
+# replaces. Not slice_mode: the processor writes slice markers by its instance's slice_mode
+# whatever the call's, so a call that turned slicing on would get pixels the prompt lacks.
+VIDEO_OPTIONS = {"max_num_frames": "video_max_num_frames", "stack_frames": "video_stack_frames",
+                 "max_slice_nums": "video_max_slice_nums", "downsample_mode": "video_downsample_mode"}
 
 
 class MiniCPMV46Family:
@@ -44,6 +52,11 @@ class MiniCPMV46Family:
         # Per instance, so the caches die with the pipeline; a few shapes recur.
         self.plan = functools.lru_cache(maxsize=256)(self._plan)
         self.expansion = functools.lru_cache(maxsize=256)(self._expansion)
+        self.video = None if s.video_token_id is None else MiniCPMVideo(s)
+        self.video_expansion = None if self.video is None else functools.lru_cache(maxsize=256)(self.video.expansion)
+        self._placeholders = {"image": s.image_token_id}
+        if s.video_token_id is not None:
+            self._placeholders["video"] = s.video_token_id
 
     def _plan(self, width: int, height: int) -> SliceGrid:
         s = self.spec
@@ -55,11 +68,16 @@ class MiniCPMV46Family:
     @mmp.hookimpl
     def mm_capabilities(self) -> mmp.Capabilities:
         # The Qwen3.5 vocabulary's ids are int32; the prompt marks an image with <|image_pad|>
-        # (the tokenizer's image_token), which the layout expands.
+        # and a video with <|video_pad|> (the tokenizer's image_token, video_token), which the
+        # layout expands. The expansions' only text is "\n" and digits between special
+        # tokens, so it is done in ids (docs/families/minicpmv4_6.md §3).
+        texts = {"image": IMAGE, "video": VIDEO}
+        options = {"image": {name: name for name in ITEM_OPTIONS}, "video": VIDEO_OPTIONS}
         return mmp.Capabilities(
-            id_range=(0, 2**31 - 1), placeholders={"image": self.spec.image_token_id},
-            placeholder_texts={"image": IMAGE}, outputs={"image": mmp.ItemOutputs("f32")},
-            item_options={"image": {name: name for name in ITEM_OPTIONS}},
+            modalities=tuple(self._placeholders), id_range=(0, 2**31 - 1), placeholders=self._placeholders,
+            placeholder_texts={m: texts[m] for m in self._placeholders},
+            outputs={m: mmp.ItemOutputs("f32") for m in self._placeholders},
+            item_options={m: options[m] for m in self._placeholders},
         )
 
     @mmp.hookimpl
@@ -69,53 +87,33 @@ class MiniCPMV46Family:
     def resized_images(self, rgb: np.ndarray, source: Any = None) -> list[np.ndarray]:
         """The uint8 frames of HWC ``rgb`` (``source``: its Pillow image, if lent): the source
         image, then the slices row-major (views into the refine image)."""
-        g = self.plan(rgb.shape[1], rgb.shape[0])
-        frames = [self._resized(rgb, g.source, source)]
-        if g.rows:
-            sh, sw = g.slice
-            refine = self._resized(rgb, (sh * g.rows, sw * g.cols), source)
-            frames += [refine[r * sh:(r + 1) * sh, c * sw:(c + 1) * sw] for r in range(g.rows) for c in range(g.cols)]
-        return frames
-
-    def _resized(self, rgb: np.ndarray, hw: tuple[int, int], source: Any) -> np.ndarray:
-        if rgb.shape[:2] == hw:
-            return rgb
-        return kernels.resize_rgb(rgb, hw[1], hw[0], self.spec.resizer, source=source)
+        return resized_frames(rgb, self.plan(rgb.shape[1], rgb.shape[0]), self.spec.resizer, source)
 
     @mmp.hookimpl
-    def mm_process_item(self, media: mmp.DecodedImage) -> mmp.ProcessedItem:
+    def mm_sample_frames(self, header: mmp.ClipHeader) -> list[int]:
+        return self._video().sample(header)
+
+    @mmp.hookimpl
+    def mm_process_item(self, media: mmp.DecodedImage | mmp.VideoClip) -> mmp.ProcessedItem:
+        if isinstance(media, mmp.VideoClip):
+            return self._video().process(media)
         g = self.plan(media.width, media.height)
-        p = g.patch
-        feature = np.empty((3, p, g.columns), dtype=_F32)
-        start = 0
-        for frame in self.resized_images(media.rgb, mmp.take_source(media)):
-            h, w = frame.shape[:2]
-            n = h * w // p
-            self._patches(frame, feature[:, :, start:start + n])
-            start += n
+        feature = np.empty((3, g.patch, g.columns), dtype=_F32)
+        write_feature(self.resized_images(media.rgb, mmp.take_source(media)), g.patch, self._norm, feature)
         return mmp.ProcessedItem(feature=mmp.Tensor(feature, "f32"), geometry=g, size=(g.source[1], g.source[0]))
 
-    def _patches(self, frame: np.ndarray, out: np.ndarray) -> None:
-        """HWC uint8 ``frame`` rescaled and normalized straight into ``out`` [3, p, h*w/p] in
-        ``reshape_by_patch``'s order: row ``py`` of ``out`` holds row ``py`` of every patch, patches
-        row-major, so it reads image rows ``py, py + p, ...`` whole (no CHW intermediate)."""
-        h, w = frame.shape[:2]
-        p = self.spec.patch_size
-        src = frame.reshape(h // p, p, w, 3)
-        dst = out.reshape(3, p, h // p, w)
-
-        def run(a: int, b: int) -> None:
-            for c in range(3):
-                self._norm.apply(c, src[:, a:b, :, c].transpose(1, 0, 2), dst[c, a:b])
-
-        kernels.for_chunks(run, p, kernels.rows_per_worker(p, h * w))
-
     @mmp.hookimpl
-    def mm_layout(self, input_ids: np.ndarray, geometries: Sequence[Any]) -> mmp.TokenLayout:
-        grids = [_grid(g) for g in geometries]
-        return mmp.layout_by_placeholders(
-            input_ids, {"image": self.spec.image_token_id}, ["image"] * len(grids),
-            lambda i: self.expansion(i, grids[i].source_tokens, grids[i].slice_tokens, grids[i].rows, grids[i].cols))
+    def mm_layout(self, input_ids: np.ndarray, geometries: Sequence[Any], modalities: Sequence[str]) -> mmp.TokenLayout:
+        # Images and videos are numbered apart (_prepend_local_ids counts each placeholder text).
+        local = [sum(1 for m in modalities[:i] if m == modality) for i, modality in enumerate(modalities)]
+
+        def pattern(i: int) -> mmp.Explicit:
+            if modalities[i] == "video":
+                return self.video_expansion(local[i], _video_plan(geometries[i]).tokens())
+            g = _grid(geometries[i])
+            return self.expansion(local[i], g.source_tokens, g.slice_tokens, g.rows, g.cols)
+
+        return mmp.layout_by_placeholders(input_ids, self._placeholders, modalities, pattern)
 
     def _expansion(self, index: int, source: int, per_slice: int, rows: int, cols: int) -> mmp.Explicit:
         """The ids of image ``index`` of the prompt (``replace_image_token`` and
@@ -140,7 +138,9 @@ class MiniCPMV46Family:
         return mmp.Explicit(ids, start, end)
 
     @mmp.hookimpl
-    def mm_plan_item(self, header: mmp.ImageHeader) -> mmp.ItemPlan:
+    def mm_plan_item(self, header: mmp.ImageHeader | mmp.ClipHeader) -> mmp.ItemPlan:
+        if isinstance(header, mmp.ClipHeader):
+            return self._video().plan(header)
         g = self.plan(header.width, header.height)
         return mmp.ItemPlan(g, (g.source[1], g.source[0]))
 
@@ -148,15 +148,39 @@ class MiniCPMV46Family:
     def mm_model_kwargs(self, items: Sequence[mmp.OutputItem]) -> dict[str, np.ndarray]:
         """The processor's ``pixel_values`` float32 ``[1, 3, patch, sum(columns)]`` (every
         frame of every image, in order) and ``target_sizes`` int32 ``[frames, 2]`` (patches
-        per side of each frame)."""
+        per side of each frame); with videos also ``pixel_values_videos`` and
+        ``target_sizes_videos`` over the videos' frames, the names the model's forward takes."""
+        images = [it for it in items if it.modality == "image"]
+        videos = [it for it in items if it.modality == "video"]
+        # As the processor: a request's videos alone give no image keys (a text-only one gives empty ones).
+        out = {} if videos and not images else self._packed(
+            images, "pixel_values", "target_sizes", lambda it: _grid(it.geometry).target_sizes())
+        if videos:
+            out.update(self._packed(videos, "pixel_values_videos", "target_sizes_videos",
+                                    lambda it: _video_plan(it.geometry).target_sizes()))
+        return out
+
+    def _packed(self, items: Sequence[mmp.OutputItem], pixels: str, sizes: str, rows: Any) -> dict[str, np.ndarray]:
         p = self.spec.patch_size
         pv = (np.concatenate([it.feature.array for it in items], axis=-1) if items
               else np.zeros((3, p, 0), dtype=_F32))
-        sizes = [hw for it in items for hw in _grid(it.geometry).target_sizes()]
-        return {"pixel_values": pv[None], "target_sizes": np.array(sizes, dtype=np.int32).reshape(-1, 2)}
+        hw = [r for it in items for r in rows(it)]
+        return {pixels: pv[None], sizes: np.array(hw, dtype=np.int32).reshape(-1, 2)}
+
+    def _video(self) -> MiniCPMVideo:
+        # The driver refuses videos for a spec without video_token_id (Capabilities.modalities).
+        if self.video is None:
+            raise mmp.UnsupportedError("this minicpmv4_6 spec has no video_token_id: it takes no videos")
+        return self.video
 
 
 def _grid(geometry: Any) -> SliceGrid:
     if not isinstance(geometry, SliceGrid):
         raise mmp.InternalError(f"minicpmv4_6: expected a SliceGrid geometry, got {type(geometry).__name__}")
+    return geometry
+
+
+def _video_plan(geometry: Any) -> VideoPlan:
+    if not isinstance(geometry, VideoPlan):
+        raise mmp.InternalError(f"minicpmv4_6: expected a VideoPlan geometry, got {type(geometry).__name__}")
     return geometry

@@ -54,7 +54,21 @@ DEFAULTS: dict[str, Any] = {
     # transformers' PIL-object entry (convert_to_rgb): alpha composited on white, no EXIF transpose.
     "alpha": "composite",
     "exif_transpose": False,
+    # MiniCPMV4_6VideoProcessor's class attributes; video_token_id None: no video.
+    "video_token_id": None,
+    "video_max_num_frames": 128,
+    "video_stack_frames": 1,
+    "video_slice_mode": True,
+    "video_max_slice_nums": 9,
+    "video_scale_resolution": 448,
+    "video_downsample_mode": "16x",
 }
+# The most frames transformers' sampler keeps from a clip (1 per second up to it); far above
+# the published 128, low enough that a typo cannot ask for a million frames.
+MAX_VIDEO_FRAMES = 4096
+# Sub-frames per second (stack_frames - 1) are pasted side by side on one canvas; past a few
+# the canvas is a thin strip the resize squeezes to nothing.
+MAX_STACK_FRAMES = 16
 
 
 @attrs.frozen
@@ -86,6 +100,15 @@ class MiniCPMV46Spec:
     image_std: tuple[float, float, float] = (0.5, 0.5, 0.5)
     alpha: str = "composite"
     exif_transpose: bool = False
+    # Video (docs/families/minicpmv4_6.md §6): <|video_pad|>'s id and the video processor's
+    # own options; the pixel statistics, patch size and resample are shared with images.
+    video_token_id: int | None = None
+    video_max_num_frames: int = 128
+    video_stack_frames: int = 1
+    video_slice_mode: bool = True
+    video_max_slice_nums: int = 9
+    video_scale_resolution: int = 448
+    video_downsample_mode: str = "16x"
 
     @property
     def resizer(self) -> str:
@@ -132,6 +155,13 @@ def parse_spec(params: Mapping[str, Any]) -> MiniCPMV46Spec:
         image_std=f.floats("image_std", nonzero=True),
         alpha=f.choice("alpha", ("composite", "drop")),
         exif_transpose=f.boolean("exif_transpose"),
+        video_token_id=f.integer("video_token_id", **token, nullable=True),
+        video_max_num_frames=f.integer("video_max_num_frames", minimum=1, maximum=MAX_VIDEO_FRAMES),
+        video_stack_frames=f.integer("video_stack_frames", minimum=1, maximum=MAX_STACK_FRAMES),
+        video_slice_mode=f.boolean("video_slice_mode"),
+        video_max_slice_nums=f.integer("video_max_slice_nums", minimum=1, maximum=MAX_SLICE_NUMS),
+        video_scale_resolution=f.integer("video_scale_resolution", minimum=1, maximum=MAX_SCALE_RESOLUTION),
+        video_downsample_mode=f.choice("video_downsample_mode", DOWNSAMPLE_MODES),
     )
     _cross_check(f, spec)
     return spec
@@ -140,18 +170,24 @@ def parse_spec(params: Mapping[str, Any]) -> MiniCPMV46Spec:
 def _cross_check(f: mmp.SpecFields, s: MiniCPMV46Spec) -> None:
     if not (s.do_rescale or s.do_normalize):
         raise f.error("do_normalize", "and do_rescale cannot both be false (the output would be uint8 pixels)")
-    markers = [getattr(s, name) for name in TOKENS]
+    markers = [getattr(s, name) for name in TOKENS] + ([] if s.video_token_id is None else [s.video_token_id])
     if len(set(markers)) != len(markers) or set(markers) & set(s.digit_token_ids):
         raise f.error("image_token_id", f"the marker, newline and digit ids must all differ: {markers}, "
                                         f"digits {list(s.digit_token_ids)}")
+    _check_stack(f, "", s.patch_size, s.downsample_mode, s.scale_resolution, s.max_slice_nums, s.slice_mode)
+    _check_stack(f, "video_", s.patch_size, s.video_downsample_mode, s.video_scale_resolution,
+                 s.video_max_slice_nums, s.video_slice_mode)
+
+
+def _check_stack(f: mmp.SpecFields, prefix: str, patch: int, mode: str, resolution: int, slices: int,
+                 slice_mode: bool) -> None:
     # A frame is about scale_resolution ** 2 pixels, rounded up by at most half a merge unit per side.
-    unit = s.patch_size * (2 if s.downsample_mode == "4x" else 4)
-    side = s.scale_resolution + unit
-    frames = 1 + (s.max_slice_nums + 1 if s.slice_mode else 0)
+    side = resolution + patch * (2 if mode == "4x" else 4)
+    frames = 1 + (slices + 1 if slice_mode else 0)
     if frames * side * side > MAX_STACK_PIXELS:
-        raise f.error("scale_resolution", f"={s.scale_resolution} with max_slice_nums={s.max_slice_nums}: up to "
-                                          f"{frames} frames of about {side}x{side} pixels exceed the "
-                                          f"{MAX_STACK_PIXELS} the core decodes by default")
+        raise f.error(f"{prefix}scale_resolution", f"={resolution} with {prefix}max_slice_nums={slices}: up to "
+                                                   f"{frames} frames of about {side}x{side} pixels exceed the "
+                                                   f"{MAX_STACK_PIXELS} the core decodes by default")
 
 
 # openbmb/MiniCPM-V-4.6 (processor MiniCPMV4_6Processor, tokenizer Qwen3.5's with MiniCPM's added
@@ -162,9 +198,9 @@ def _cross_check(f: mmp.SpecFields, s: MiniCPMV46Spec) -> None:
 _MINICPM_V_4_6 = MiniCPMV46Spec(
     image_token_id=248056, image_start_token_id=248070, image_end_token_id=248071,
     slice_start_token_id=248078, slice_end_token_id=248079, image_id_start_token_id=248080,
-    image_id_end_token_id=248081, newline_token_id=198, digit_token_ids=tuple(range(15, 25)),
+    image_id_end_token_id=248081, newline_token_id=198, digit_token_ids=tuple(range(15, 25)), video_token_id=248057,
 )
 PRESETS: dict[str, dict[str, Any]] = {
     "minicpm_v_4_6": _MINICPM_V_4_6.to_dict(),
-    "minicpm_v_4_6_4x": attrs.evolve(_MINICPM_V_4_6, downsample_mode="4x").to_dict(),
+    "minicpm_v_4_6_4x": attrs.evolve(_MINICPM_V_4_6, downsample_mode="4x", video_downsample_mode="4x").to_dict(),
 }

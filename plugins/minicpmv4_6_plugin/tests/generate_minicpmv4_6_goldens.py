@@ -58,7 +58,10 @@ PUBLISHED: dict[str, Any] = {
     "digit_token_ids": list(range(15, 25)), "backend": "pil", "resample": "pil_bicubic", "slice_mode": True,
     "max_slice_nums": 9, "scale_resolution": 448, "patch_size": 14, "downsample_mode": "16x", "use_image_id": True,
     "do_rescale": True, "rescale_factor": 1 / 255, "do_normalize": True, "image_mean": [0.5, 0.5, 0.5],
-    "image_std": [0.5, 0.5, 0.5], "alpha": "composite", "exif_transpose": False,
+    "image_std": [0.5, 0.5, 0.5], "alpha": "composite", "exif_transpose": False, "video_token_id": 248057,
+    "video_max_num_frames": 128, "video_stack_frames": 1, "video_slice_mode": True, "video_max_slice_nums": 9,
+    "video_scale_resolution": 448,
+    "video_downsample_mode": "16x",
 }
 # Where mm_framework deliberately differs from transformers (docs/families/minicpmv4_6.md §5).
 DIVERGENCES = {

@@ -43,9 +43,9 @@ def tokenizer(spec: dict[str, Any]):
     from transformers import PreTrainedTokenizerFast
 
     special = {IMAGE_TOKEN: spec["image_token_id"], **{text: spec[key] for text, key in MARKERS.values()}}
-    taken = set(special.values()) | {spec["newline_token_id"], *spec["digit_token_ids"]}
+    taken = set(special.values()) | {spec["newline_token_id"], *spec["digit_token_ids"], spec.get("video_token_id")}
     free = (i for i in range(1, 1 << 31) if i not in taken)
-    special[VIDEO_TOKEN] = next(free)
+    special[VIDEO_TOKEN] = spec["video_token_id"] if spec.get("video_token_id") is not None else next(free)
     special["<|im_start|>"] = next(free)
     special["<|im_end|>"] = next(free)
     special["<|endoftext|>"] = next(free)
@@ -83,3 +83,52 @@ def processor(spec: dict[str, Any]):
             return None
 
     return ImageOnly(image_processor=image_processor(spec), video_processor=_VideoStandIn(), tokenizer=tokenizer(spec))
+
+
+VIDEO_OPTIONS = {"video_max_num_frames": "max_num_frames", "video_stack_frames": "stack_frames",
+                 "video_slice_mode": "slice_mode",
+                 "video_max_slice_nums": "max_slice_nums", "video_scale_resolution": "scale_resolution",
+                 "video_downsample_mode": "downsample_mode"}
+
+
+def video_processor(spec: dict[str, Any]):
+    """The reference ``MiniCPMV4_6VideoProcessor`` of ``spec`` (torch and torchvision only)."""
+    import transformers
+
+    shared = {k: spec[k] for k in ("patch_size", "use_image_id", "do_rescale", "rescale_factor", "do_normalize",
+                                   "image_mean", "image_std")}
+    return transformers.MiniCPMV4_6VideoProcessor(
+        resample=RESAMPLE[spec["resample"]], do_resize=True, do_convert_rgb=True,
+        **shared, **{theirs: spec[ours] for ours, theirs in VIDEO_OPTIONS.items()})
+
+
+def video_capable_processor(spec: dict[str, Any]):
+    """``MiniCPMV4_6Processor`` with the real video processor (torch and torchvision only)."""
+    import transformers
+
+    return transformers.MiniCPMV4_6Processor(image_processor=image_processor(spec),
+                                             video_processor=video_processor(spec), tokenizer=tokenizer(spec))
+
+
+def make_clip(frames: int, width: int, height: int, fps: int, seed: int) -> bytes:
+    """A short mpeg4 clip in MP4 (PyAV): smooth gradients plus noise, so every resize shows."""
+    import io
+
+    import av
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    buf = io.BytesIO()
+    with av.open(buf, "w", format="mp4") as out:
+        stream = out.add_stream("mpeg4", rate=fps)
+        stream.width, stream.height, stream.pix_fmt = width, height, "yuv420p"
+        y, x = np.mgrid[0:height, 0:width]
+        for t in range(frames):
+            img = np.stack([(x * 255 // max(width - 1, 1) + 9 * t) % 256, (y * 255 // max(height - 1, 1)) % 256,
+                            ((x + y + 20 * t) % 256)], axis=-1).astype(np.int16)
+            img = np.clip(img + rng.integers(-6, 7, img.shape), 0, 255).astype(np.uint8)
+            for packet in stream.encode(av.VideoFrame.from_ndarray(img, format="rgb24")):
+                out.mux(packet)
+        for packet in stream.encode():
+            out.mux(packet)
+    return buf.getvalue()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from . import minicpmv4_6_images
@@ -70,3 +72,60 @@ def test_item_options_switch_slicing_and_the_token_budget_for_one_image(pipe, jp
     assert [(g.rows, g.cols) for g in grids] == [(0, 0), (1, 2), (1, 2)]
     assert [g.source for g in grids] == [(392, 504)] * 3
     assert [g.source_tokens for g in grids] == [28 * 36 // 16, 28 * 36 // 4, 28 * 36 // 16]
+
+
+VIDEO = SPEC["video_token_id"]
+GOLDEN_CLIP = Path(__file__).resolve().parent / "golden_video" / "clips" / "c64x48_30f_12fps.mp4"
+
+
+@pytest.fixture(scope="module")
+def clip():
+    pytest.importorskip("av")
+    return GOLDEN_CLIP.read_bytes()
+
+
+def test_a_spec_without_video_token_id_takes_no_video(clip):
+    pipe = mmf.pipeline_from_spec({**SPEC, "video_token_id": None})
+    with pytest.raises(mmf.MmError, match="video"):
+        pipe.process(mmf.MmInput(videos=[clip], input_ids=[VIDEO]))
+
+
+def test_video_without_a_frame_rate_is_refused(pipe):
+    import numpy as np
+
+    frames = np.zeros((3, 20, 20, 3), dtype=np.uint8)
+    with pytest.raises(mmf.MediaError, match=r"item 0.*needs the clip's frame rate"):
+        pipe.process(mmf.MmInput(videos=[mmf.VideoFrames(frames)], input_ids=[VIDEO]))
+
+
+def test_bytes_that_are_no_video_are_refused(pipe, clip):
+    with pytest.raises(mmf.MediaError, match="item 0"):
+        pipe.process(mmf.MmInput(videos=[b"not a video at all"], input_ids=[VIDEO]))
+
+
+def test_video_placeholders_must_match_the_videos(pipe, clip):
+    with pytest.raises(mmf.LayoutError, match=f"prompt has 2 video placeholder.*but 1 video item.*{VIDEO}"):
+        pipe.process(mmf.MmInput(videos=[clip], input_ids=[VIDEO, VIDEO]))
+
+
+@pytest.mark.parametrize(("option", "match"), [
+    ({"max_num_frames": 0}, r"item 0: processor option max_num_frames=0 for this video.*greater than zero"),
+    ({"downsample_mode": "8x"}, r"item 0: processor option downsample_mode='8x'.*must be one of"),
+    ({"stack_frames": 17}, r"item 0: processor option stack_frames=17 for this video.*must be <= 16"),
+    ({"slice_mode": False}, r"item 0: processor option 'slice_mode' is not one"),
+])
+def test_bad_video_option_names_the_option_and_item(pipe, clip, option, match):
+    with pytest.raises(mmf.SpecError, match=match):
+        pipe.process(mmf.MmInput(videos=[mmf.Video(clip, **option)], input_ids=[VIDEO]))
+
+
+@pytest.mark.parametrize(("change", "match"), [
+    ({"video_token_id": IMAGE}, r"must all differ"),
+    ({"video_max_num_frames": 0}, r"video_max_num_frames"),
+    ({"video_stack_frames": 0}, r"video_stack_frames"),
+    ({"video_downsample_mode": "2x"}, r"video_downsample_mode"),
+    ({"video_scale_resolution": 4096, "video_max_slice_nums": 64}, r"video_scale_resolution.*exceed"),
+])
+def test_bad_video_spec_is_refused_naming_the_field(change, match):
+    with pytest.raises(mmf.SpecError, match=match):
+        mmf.pipeline_from_spec({**SPEC, **change})

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from mm_framework import hf
+from mm_framework.testing import assert_same_batch
 
 from . import paddleocr_vl_images as images
 from . import paddleocr_vl_reference as ref
@@ -38,11 +39,7 @@ def _images():
     return [Image.open(io.BytesIO(images.make(n))) for n in NAMES]
 
 
-@pytest.fixture(autouse=True)
-def _fresh_stats():
-    hf.reset_stats()
-    yield
-    hf.reset_stats()
+pytestmark = pytest.mark.usefixtures("mm_hf_stats")
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -52,11 +49,7 @@ def test_served_calls_equal_the_processor(backend, call):
     call = {"return_tensors": "np", **call}
     want = ref.image_processor(spec)(images=_images(), **call)
     got = hf.accelerate(ref.image_processor(spec), strict=True)(images=_images(), **call)
-    assert list(want.keys()) == list(got.keys()) == ["pixel_values", "image_grid_thw"]
-    for k in want:
-        a, b = want[k], got[k]
-        assert type(a) is type(b) and a.dtype == b.dtype and tuple(a.shape) == tuple(b.shape), k
-        assert np.asarray(a).tobytes() == np.asarray(b).tobytes(), k
+    assert_same_batch(want, got, ["pixel_values", "image_grid_thw"])
     assert hf.stats() == {"served": {ref.CLASSES[backend]: 1}, "fallbacks": {}}
 
 
