@@ -23,9 +23,12 @@ from mm_framework import plugin as mmp
 
 from .sizing import SplitGrid, longest_edge_size, vision_encoder_size
 from .spec import parse_spec
+from .video import VIDEO, VIDEO_OPTIONS, SmolVLMVideo, VideoFrames, expansion_text, padded
 
 _F32 = np.float32
 IMAGE = "<image>"
+# The processors' default marker texts (tokenizer attributes the published tokenizers lack).
+FAKE, GLOBAL = "<fake_token_around_image>", "<global-img>"
 # The processor options a request may set per item (the image processor's call kwargs).
 ITEM_OPTIONS = ("do_image_splitting",)
 
@@ -44,6 +47,7 @@ class SmolVLMFamily:
             alpha=s.alpha, exif_transpose=s.exif_transpose, keep_source=kernels.resize_wants_source(s.resizer))
         # Per instance, so the cache dies with the pipeline; a few grid shapes recur.
         self.expansion = functools.lru_cache(maxsize=64)(self._expansion)
+        self.video = SmolVLMVideo(s) if s.video else None
 
     # -- geometry -----------------------------------------------------------------
 
@@ -79,12 +83,30 @@ class SmolVLMFamily:
     @mmp.hookimpl
     def mm_capabilities(self) -> mmp.Capabilities:
         # The vocabularies' ids are int32. The prompt marks an image with <image> (the
-        # processors' image_token), which the layout expands.
+        # processors' image_token), which the layout expands, and a video with <video>.
+        s, image = self.spec, {name: name for name in ITEM_OPTIONS}
+        if self.video is None:
+            return mmp.Capabilities(
+                id_range=(0, 2**31 - 1), placeholders={"image": s.image_token_id},
+                placeholder_texts={"image": IMAGE}, outputs={"image": mmp.ItemOutputs("f32")},
+                item_options={"image": image},
+            )
         return mmp.Capabilities(
-            id_range=(0, 2**31 - 1), placeholders={"image": self.spec.image_token_id},
-            placeholder_texts={"image": IMAGE}, outputs={"image": mmp.ItemOutputs("f32")},
-            item_options={"image": {name: name for name in ITEM_OPTIONS}},
+            modalities=("image", "video"), id_range=(0, 2**31 - 1),
+            placeholders={"image": s.image_token_id, "video": s.video_token_id},
+            placeholder_texts={"image": IMAGE, "video": VIDEO},
+            outputs={"image": mmp.ItemOutputs("f32"), "video": mmp.ItemOutputs("f32")},
+            item_options={"image": image, "video": VIDEO_OPTIONS},
         )
+
+    @mmp.hookimpl
+    def mm_sample_frames(self, header: mmp.ClipHeader) -> list[int] | None:
+        return self._video().sample(header)
+
+    def _video(self) -> SmolVLMVideo:
+        if self.video is None:
+            raise mmp.InternalError("smolvlm: a video item for a spec without video_token_id")
+        return self.video
 
     @mmp.hookimpl
     def mm_decode_options(self) -> mmp.DecodeOptions:
@@ -104,7 +126,9 @@ class SmolVLMFamily:
         return image, image_cut, self._resized(image_cut, (tile, tile))
 
     @mmp.hookimpl
-    def mm_process_item(self, media: mmp.DecodedImage) -> mmp.ProcessedItem:
+    def mm_process_item(self, media: mmp.DecodedImage | mmp.VideoClip) -> mmp.ProcessedItem:
+        if isinstance(media, mmp.VideoClip):
+            return self._video().process(media)
         tile = self.spec.max_image_size
         grid = self.sizes(media.width, media.height)[2]
         _, image, whole = self.resized_images(media.rgb, mmp.take_source(media))
@@ -117,7 +141,14 @@ class SmolVLMFamily:
         return mmp.ProcessedItem(feature=mmp.Tensor(feature, "f32"), geometry=grid, size=(tile, tile))
 
     @mmp.hookimpl
-    def mm_layout(self, input_ids: np.ndarray, geometries: Sequence[Any]) -> mmp.TokenLayout:
+    def mm_layout(self, input_ids: np.ndarray, geometries: Sequence[Any], modalities: Sequence[str]
+                  ) -> mmp.TokenLayout:
+        if "video" in modalities:
+            raise mmp.UnsupportedError(
+                f"smolvlm: item {list(modalities).index('video')} is a video, and a video's prompt is text: "
+                "SmolVLMProcessor writes prose around its frames (its frame count in words, its duration, each "
+                "frame's 'Frame from MM:SS:') that the tokenizer merges with the prompt around it, so it cannot "
+                "be expanded in token ids (docs/families/smolvlm.md §7)")
         grids = [_grid(g) for g in geometries]
         return mmp.layout_by_placeholders(
             input_ids, {"image": self.spec.image_token_id}, ["image"] * len(grids),
@@ -143,15 +174,36 @@ class SmolVLMFamily:
         return mmp.Explicit(ids, 2, len(ids) - 1)
 
     @mmp.hookimpl
-    def mm_plan_item(self, header: mmp.ImageHeader) -> mmp.ItemPlan:
+    def mm_expansion_text(self, modality: str, geometry: Any) -> str | None:
+        """``replace_video_token``'s text for a video (an image's expansion is special tokens
+        and newlines between them, exact in ids)."""
+        if modality != "video":
+            return None
+        if not isinstance(geometry, VideoFrames):
+            raise mmp.InternalError(f"smolvlm: expected a VideoFrames geometry, got {type(geometry).__name__}")
+        frame = FAKE + GLOBAL + IMAGE * self.spec.image_seq_len + FAKE
+        return expansion_text(geometry, frame)
+
+    @mmp.hookimpl
+    def mm_plan_item(self, header: mmp.ImageHeader | mmp.ClipHeader) -> mmp.ItemPlan:
+        if isinstance(header, mmp.ClipHeader):
+            return self._video().plan(header)
         return self.item_plan(header.width, header.height)
 
     @mmp.hookimpl
     def mm_model_kwargs(self, items: Sequence[mmp.OutputItem]) -> dict[str, np.ndarray]:
         """The processor's ``pixel_values`` float32 ``[1, frames, 3, tile, tile]`` (every frame
         of every image, in order) and ``pixel_attention_mask`` int64 ``[1, frames, tile, tile]``:
-        all ones, as every frame is exactly one tile and a single prompt pads nothing."""
+        all ones, as every frame is exactly one tile and a single prompt pads nothing. Videos:
+        the video processor's batch, one row per video (:func:`.video.padded`)."""
         tile = self.spec.max_image_size
+        videos = [it.feature.array for it in items if it.modality == "video"]
+        if videos:
+            if len(videos) < len(items):
+                raise mmp.UnsupportedError(
+                    "smolvlm: a request mixing images and videos: SmolVLMProcessor returns both as pixel_values "
+                    "and keeps only the videos'")
+            return padded(videos, tile)
         pv = (np.concatenate([it.feature.array for it in items], axis=0) if items
               else np.zeros((0, 3, tile, tile), dtype=_F32))
         return {"pixel_values": pv[None], "pixel_attention_mask": np.ones((1, len(pv), tile, tile), dtype=np.int64)}

@@ -1,8 +1,12 @@
 """Resolve a ``smolvlm`` spec from a model's ``config.json`` + ``preprocessor_config.json``.
 
 Conservative by design: every preprocessor key is consumed. A key feeds a spec field, is
-pinned to the one value implemented, names a class, or (``video_sampling``, read only by the
-video processor) is inert for images; anything else is refused by name. Missing keys take
+pinned to the one value implemented, or names a class; anything else is refused by name.
+SmolVLM's video sampler settings (``video_sampling``, ``do_sample_frames``, ...) come from
+``video_preprocessor_config.json`` when the model has one, else from
+``preprocessor_config.json`` (as transformers falls back); a video file's image values must
+equal the image processor's. The ``<video>`` id is the tokenizer's, so video stays off
+(``video_token_id``) until a deployment adds it. Missing keys take
 the transformers 5.24 defaults ``from_pretrained`` would use, the class attributes of
 ``Idefics3ImageProcessorPil`` (equal to ``SmolVLMImageProcessorPil``'s).
 
@@ -46,9 +50,15 @@ CLASS_DEFAULTS: dict[str, Any] = {
     "image_mean": [0.5, 0.5, 0.5],
     "image_std": [0.5, 0.5, 0.5],
 }
-# Read only by SmolVLMVideoProcessor; the family processes images.
-INERT = ("video_sampling",)
-KNOWN = {*PINNED, *CLASS_DEFAULTS, *CLASS_NAMES, *INERT}
+# Read only by SmolVLMVideoProcessor (§7): the sampler's settings.
+VIDEO_KEYS = ("video_sampling", "do_sample_frames", "num_frames", "fps")
+KNOWN = {*PINNED, *CLASS_DEFAULTS, *CLASS_NAMES, *VIDEO_KEYS}
+VIDEO_PROCESSOR_TYPES = frozenset({"SmolVLMVideoProcessor"})
+# A video_preprocessor_config.json shares the image fields (the family's video reads them): the
+# values it states must equal the image processor's, as must those of SmolVLMVideoProcessor's
+# class attributes it leaves out (size and max_image_size are the published ones').
+VIDEO_CLASS_DEFAULTS: dict[str, Any] = {**CLASS_DEFAULTS, "do_image_splitting": False}
+VIDEO_KNOWN = {*PINNED, *VIDEO_CLASS_DEFAULTS, *VIDEO_KEYS, "video_processor_type", "processor_class"}
 # Idefics3Config / SmolVLMConfig and their vision configs' defaults.
 MODEL_DEFAULTS = {"image_token_id": 128257, "scale_factor": 2, "image_size": 224, "patch_size": 32}
 # image_token_id -> the published tokenizer's ids (the presets': docs/families/smolvlm.md §1).
@@ -76,7 +86,53 @@ def _image_seq_len(config: Mapping[str, Any], vision: Mapping[str, Any]) -> int:
     return int(((side // patch) ** 2) / (scale**2))
 
 
-def resolve(config: Mapping[str, Any], preprocessor_config: Mapping[str, Any]) -> dict[str, Any] | None:
+def _video_fields(keys: mmp.ConfigKeys, size: Any) -> dict[str, Any]:
+    """The sampler's spec fields from a video processor config (``SmolVLMVideoProcessor.__init__``:
+    ``video_sampling``'s ``fps`` and ``max_frames`` win over top-level ``fps``/``num_frames``;
+    its ``video_size`` is the frames' longest edge unless the file has ``size``)."""
+    v = keys.values
+    fields: dict[str, Any] = {"video_do_sample_frames": v.get("do_sample_frames", False)}
+    sampling = v.get("video_sampling")
+    if sampling is not None:
+        if not isinstance(sampling, Mapping) or not set(sampling) <= {"fps", "max_frames", "video_size"}:
+            raise keys.error("video_sampling", f"must be an object of fps, max_frames and video_size, got {sampling!r}")
+        fps, frames = sampling.get("fps", v.get("fps")), sampling.get("max_frames", v.get("num_frames"))
+        if "size" not in v and "video_size" in sampling:
+            video_size = sampling["video_size"]
+            if not isinstance(video_size, Mapping) or set(video_size) != {"longest_edge"}:
+                raise keys.error("video_sampling", f"video_size must be {{'longest_edge': n}}, got {video_size!r}")
+            if video_size["longest_edge"] != size:
+                fields["video_size_longest_edge"] = video_size["longest_edge"]
+    else:
+        fps, frames = v.get("fps"), v.get("num_frames")
+    if fps is not None:
+        fields["video_fps"] = fps
+    if frames is not None:
+        fields["video_num_frames"] = frames
+    if fields["video_do_sample_frames"] and (fps is None or frames is None):
+        raise keys.error("do_sample_frames", "samples frames but the file sets no fps or max frames "
+                                             "(SmolVLMVideoProcessor has no defaults for them)")
+    return fields
+
+
+def _check_video_config(video: Mapping[str, Any], pp: Mapping[str, Any]) -> mmp.ConfigKeys:
+    """A ``video_preprocessor_config.json``'s keys: every shared value equal to the image one."""
+    keys = mmp.ConfigKeys("video_preprocessor_config.json", video, FAMILY, VIDEO_KNOWN)
+    keys.pinned(PINNED)
+    keys.one_of({"video_processor_type": VIDEO_PROCESSOR_TYPES, "processor_class": frozenset({"SmolVLMProcessor"})},
+                nullable=True)
+    for key, default in VIDEO_CLASS_DEFAULTS.items():
+        if key == "do_image_splitting":
+            continue
+        ours, theirs = pp.get(key, CLASS_DEFAULTS[key]), keys.values.get(key, default)
+        if theirs != ours:
+            raise keys.error(key, f"{theirs!r} differs from preprocessor_config.json's {ours!r}: the smolvlm "
+                                  "family processes video frames with the image fields")
+    return keys
+
+
+def resolve(config: Mapping[str, Any], preprocessor_config: Mapping[str, Any],
+            video_preprocessor_config: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
     """The spec dict for an Idefics3 or SmolVLM model, or ``None`` when the model is neither."""
     if not isinstance(config, Mapping) or config.get("model_type") not in MODEL_TYPES:
         return None
@@ -102,8 +158,18 @@ def resolve(config: Mapping[str, Any], preprocessor_config: Mapping[str, Any]) -
         raise keys.error("max_image_size", f"={{'longest_edge': {tile!r}}} disagrees with config.json "
                                            f"vision_config.image_size={side!r} (the tower's input is one tile)")
     processor = pp.get("processor_class")
+    variant = PROCESSORS[processor] if processor else MODEL_TYPES[config["model_type"]]
+    if variant == "idefics3":
+        if video_preprocessor_config is not None:
+            raise mmp.SpecError("video_preprocessor_config.json: an Idefics3 model has no video processor "
+                                "(transformers 5.24 ships SmolVLMVideoProcessor only)")
+        video: dict[str, Any] = {}
+    elif video_preprocessor_config is not None:
+        video = _video_fields(_check_video_config(video_preprocessor_config, pp), _longest_edge(keys, "size"))
+    else:  # transformers' video processor then reads preprocessor_config.json
+        video = _video_fields(keys, _longest_edge(keys, "size"))
     fields = {
-        "variant": PROCESSORS[processor] if processor else MODEL_TYPES[config["model_type"]],
+        "variant": variant,
         "image_token_id": image_token_id,
         **tokenizer,
         "image_seq_len": _image_seq_len(config, vision),
@@ -112,5 +178,6 @@ def resolve(config: Mapping[str, Any], preprocessor_config: Mapping[str, Any]) -
         "resample": RESAMPLE[resample],
         **{k: pp.get(k, CLASS_DEFAULTS[k]) for k in ("do_resize", "do_image_splitting", "do_rescale",
                                                      "rescale_factor", "do_normalize", "image_mean", "image_std")},
+        **video,
     }
     return parse_spec(fields).to_dict()

@@ -65,7 +65,20 @@ DEFAULTS: dict[str, Any] = {
     # transformers' PIL-object entry (convert_to_rgb): alpha composited on white, no EXIF transpose.
     "alpha": "composite",
     "exif_transpose": False,
+    # Video (SmolVLMVideoProcessor, variant "smolvlm" only; docs/families/smolvlm.md §7): off
+    # without video_token_id (the others are then inert: the HF-config resolver records a
+    # checkpoint's sampling settings, and a deployment adds the <video> id). They default to
+    # SmolVLM2's published video_sampling (fps 1, max_frames 64) and the processor's
+    # do_sample_frames (False); the frames' longest edge defaults to size_longest_edge (the
+    # processor lets `size` override video_size).
+    "video_token_id": None,
+    "video_do_sample_frames": False,
+    "video_num_frames": 64,
+    "video_fps": 1.0,
+    "video_size_longest_edge": None,
 }
+# The most frames a video item may sample (video_num_frames).
+MAX_VIDEO_FRAMES = 1 << 16
 
 
 @attrs.frozen
@@ -95,6 +108,26 @@ class SmolVLMSpec:
     do_normalize: bool = True
     alpha: str = "composite"
     exif_transpose: bool = False
+    video_token_id: int | None = None
+    video_do_sample_frames: bool = False
+    video_num_frames: int = 64
+    video_fps: float = 1.0
+    video_size_longest_edge: int | None = None
+
+    @property
+    def video(self) -> bool:
+        """Whether the spec takes video items."""
+        return self.video_token_id is not None
+
+    @property
+    def video_longest_edge(self) -> int:
+        """The longest edge frames are first resized to (then to the tile square)."""
+        return self.size_longest_edge if self.video_size_longest_edge is None else self.video_size_longest_edge
+
+    @property
+    def video_resizer(self) -> str:
+        """Frames resize on torchvision whatever ``backend``: transformers has no PIL video path."""
+        return BACKENDS["torchvision"][self.resample]
 
     @property
     def resizer(self) -> str:
@@ -164,6 +197,12 @@ def parse_spec(params: Mapping[str, Any]) -> SmolVLMSpec:
         do_normalize=f.boolean("do_normalize"),
         alpha=f.choice("alpha", ("composite", "drop")),
         exif_transpose=f.boolean("exif_transpose"),
+        video_token_id=f.integer("video_token_id", nullable=True, **token),
+        video_do_sample_frames=f.boolean("video_do_sample_frames"),
+        video_num_frames=f.integer("video_num_frames", minimum=1, maximum=MAX_VIDEO_FRAMES),
+        video_fps=f.number("video_fps", positive=True),
+        video_size_longest_edge=f.integer("video_size_longest_edge", nullable=True, minimum=1,
+                                          maximum=MAX_IMAGE_SIZE),
     )
     _cross_check(f, spec)
     return spec
@@ -172,8 +211,13 @@ def parse_spec(params: Mapping[str, Any]) -> SmolVLMSpec:
 def _cross_check(f: mmp.SpecFields, s: SmolVLMSpec) -> None:
     if not (s.do_rescale or s.do_normalize):
         raise f.error("do_normalize", "and do_rescale cannot both be false (the output would be uint8 pixels)")
+    if s.video and s.variant != "smolvlm":
+        raise f.error("video_token_id", "needs variant 'smolvlm': Idefics3Processor has no video processor "
+                                        "(transformers 5.24 ships SmolVLMVideoProcessor only)")
     markers = {"image_token_id": s.image_token_id, "fake_image_token_id": s.fake_image_token_id,
                "global_image_token_id": s.global_image_token_id, "newline_token_id": s.newline_token_id}
+    if s.video:
+        markers["video_token_id"] = s.video_token_id
     grid = [i for r in s.row_col_token_ids for i in r]
     if len(set(markers.values())) != len(markers) or len(set(grid)) != len(grid) or set(grid) & set(markers.values()):
         raise f.error("row_col_token_ids", f"the marker ids must all differ: {markers}, row/col {list(grid)}")

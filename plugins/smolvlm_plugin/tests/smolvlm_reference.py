@@ -98,6 +98,8 @@ def tokenizer(spec: dict[str, Any]):
     for r, row in enumerate(spec["row_col_token_ids"]):
         for c, i in enumerate(row):
             special[f"<row_{r + 1}_col_{c + 1}>"] = i
+    if spec.get("video_token_id") is not None:
+        special["<video>"] = spec["video_token_id"]
     taken = set(special.values()) | {spec["newline_token_id"], *spec["double_newline_ids"]}
     free = (i for i in range(1, 1 << 31) if i not in taken)
     special["<end_of_utterance>"] = next(free)
@@ -150,3 +152,29 @@ def _image_only_class():
 
     return ImageOnly
 
+
+
+def video_processor(spec: dict[str, Any]):
+    """The reference ``SmolVLMVideoProcessor`` (torchvision only) of ``spec``'s video fields,
+    built as ``from_pretrained`` builds it from a ``preprocessor_config.json`` whose
+    ``video_sampling`` holds ``video_fps`` and ``video_num_frames``."""
+    import transformers
+
+    size = spec.get("video_size_longest_edge") or spec["size_longest_edge"]
+    return transformers.SmolVLMVideoProcessor(
+        size={"longest_edge": size}, max_image_size={"longest_edge": spec["max_image_size"]},
+        resample=RESAMPLE[spec["resample"]], do_rescale=spec["do_rescale"], rescale_factor=spec["rescale_factor"],
+        do_normalize=spec["do_normalize"], image_mean=spec["image_mean"], image_std=spec["image_std"],
+        do_sample_frames=spec.get("video_do_sample_frames", False), do_pad=True, do_convert_rgb=True,
+        video_sampling={"fps": spec.get("video_fps", 1.0), "max_frames": spec.get("video_num_frames", 64),
+                        "video_size": {"longest_edge": size}},
+    )
+
+
+def video_processing(spec: dict[str, Any]):
+    """``SmolVLMProcessor`` over the image processor, :func:`video_processor` and
+    :func:`tokenizer` (needs num2words, the reference's own dependency)."""
+    import transformers
+
+    return transformers.SmolVLMProcessor(image_processor=image_processor(spec), tokenizer=tokenizer(spec),
+                                         video_processor=video_processor(spec), image_seq_len=spec["image_seq_len"])

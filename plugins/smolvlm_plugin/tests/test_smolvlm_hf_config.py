@@ -121,3 +121,45 @@ def test_every_key_the_image_processor_saves_is_read(cls):
     transformers = pytest.importorskip("transformers")
     saved = getattr(transformers, cls)().to_dict()
     assert resolve(CONFIGS["idefics3_8b_llama3"], saved) == mmf.preset("idefics3_8b_llama3")
+
+
+SMOL2 = "smolvlm2_500m_video_instruct"
+
+
+def test_video_sampling_settings_are_read():
+    """SmolVLMVideoProcessor reads preprocessor_config.json when the model has no video file:
+    video_sampling's fps and max_frames; its video_size yields to size (§7)."""
+    pp = preprocessor(SMOL2)
+    spec = resolve(CONFIGS[SMOL2], {**pp, "do_sample_frames": True,
+                                    "video_sampling": {"fps": 2, "max_frames": 8, "video_size": {"longest_edge": 9}}})
+    assert (spec["video_do_sample_frames"], spec["video_fps"], spec["video_num_frames"]) == (True, 2.0, 8)
+    assert spec["video_size_longest_edge"] is None and spec["video_token_id"] is None
+    no_size = {k: v for k, v in pp.items() if k != "size"}
+    assert resolve(CONFIGS[SMOL2], no_size)["video_size_longest_edge"] == 512
+    video = {"video_processor_type": "SmolVLMVideoProcessor", **{k: v for k, v in pp.items()
+                                                                 if k not in ("image_processor_type",
+                                                                              "do_image_splitting")},
+             "video_sampling": {"fps": 3, "max_frames": 5}}
+    spec = resolve(CONFIGS[SMOL2], pp, video)
+    assert (spec["video_fps"], spec["video_num_frames"]) == (3.0, 5)
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"image_mean": [0.4, 0.5, 0.5]}, "'image_mean' .* differs from preprocessor_config.json's"),
+    ({"video_processor_type": "Qwen2VLVideoProcessor"}, "video_processor_type"),
+    ({"do_sample_frames": True, "video_sampling": None}, "'do_sample_frames' samples frames but the file sets no fps"),
+    ({"video_sampling": {"fps": 1, "frames": 3}}, "'video_sampling' must be an object of fps, max_frames"),
+    ({"skip_secs": 2}, "skip_secs"),
+])
+def test_video_config_problems_name_the_key(change, message):
+    pp = preprocessor(SMOL2)
+    video = {k: v for k, v in {**pp, **change}.items() if k not in ("image_processor_type", "do_image_splitting")}
+    if video.get("video_sampling", 0) is None:
+        del video["video_sampling"]
+    with pytest.raises(mmf.SpecError, match=message):
+        resolve(CONFIGS[SMOL2], pp, video)
+
+
+def test_idefics3_takes_no_video_config():
+    with pytest.raises(mmf.SpecError, match="an Idefics3 model has no video processor"):
+        resolve(CONFIGS["idefics3_8b_llama3"], preprocessor("idefics3_8b_llama3"), {})

@@ -79,6 +79,12 @@ BAD_VALUES = [
     ("do_normalize", 0, "must be true or false"),
     ("alpha", "keep", "must be one of 'composite', 'drop'"),
     ("exif_transpose", 0, "must be true or false"),
+    ("video_token_id", -1, "must be >= 0"),
+    ("video_do_sample_frames", "yes", "must be true or false"),
+    ("video_num_frames", 0, "must be greater than zero"),
+    ("video_num_frames", 1 << 17, "must be <= 65536"),
+    ("video_fps", 0, "must be finite and greater than zero"),
+    ("video_size_longest_edge", 4097, "must be <= 4096"),
 ]
 
 
@@ -103,6 +109,8 @@ CROSS = [
     ({"size_longest_edge": 4096, "max_image_size": 512, "row_col_token_ids": row_col_table(1, 7)},
      "size_longest_edge", "splits an image into up to 8 rows or columns of max_image_size=512, but "
                           "row_col_token_ids holds 7x7 markers"),
+    ({"video_token_id": 49280}, "video_token_id", "needs variant 'smolvlm': Idefics3Processor has no video processor"),
+    ({"variant": "smolvlm", "video_token_id": 49190}, "row_col_token_ids", "the marker ids must all differ"),
     # Without the resize a grid may fill the marker table: 37 frames of 4096 ** 2.
     ({"do_resize": False, "max_image_size": 4096, "size_longest_edge": 4096}, "max_image_size",
      "=4096: up to 37 frames of max_image_size \\*\\* 2 make 620756992 pixels per item, above the 178956970"),
