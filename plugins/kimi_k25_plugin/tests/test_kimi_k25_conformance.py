@@ -18,7 +18,9 @@ import mm_framework as mmf
 from mm_framework.testing import FamilyConformance, framed_prompt
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "cases"
-OPTIONAL = frozenset({"resample", "rescale_factor", "do_rescale", "do_normalize", "alpha", "exif_transpose"})
+OPTIONAL = frozenset({"resample", "rescale_factor", "do_rescale", "do_normalize", "alpha", "exif_transpose",
+                      "video_sample_frames", "video_fps", "video_max_patches", "video_max_size_per_side",
+                      "temporal_patch_size", "video_resample", "video_text_token_ids"})
 
 
 class _Prompts(FamilyConformance):
