@@ -23,11 +23,14 @@ Resolver = Callable[[Mapping[str, Any], Mapping[str, Any]], "dict[str, Any] | No
 
 
 def discovery_hooks(families: Mapping[str, Factory], presets: Mapping[str, Mapping[str, Any]],
-                    resolve: Resolver) -> tuple[Callable[..., None], Callable[..., None], Callable[..., Any]]:
+                    resolve: Resolver, *, video: bool = False
+                    ) -> tuple[Callable[..., None], Callable[..., None], Callable[..., Any]]:
     """``(mm_register_families, mm_register_presets, mm_spec_from_hf_configs)``: ``families``
     (name -> factory) and ``presets`` (name -> full spec, each registered as a copy, so no
     caller can change the table) registered, and ``resolve(config, preprocessor_config)``
-    answering for HF model directories (``None`` for models that are not the plugin's)."""
+    answering for HF model directories (``None`` for models that are not the plugin's); with
+    ``video``, ``resolve(config, preprocessor_config, video_preprocessor_config)`` (``None``
+    when the model has no video processor config)."""
     families, presets = dict(families), {k: copy.deepcopy(v) for k, v in presets.items()}
 
     @hookimpl
@@ -44,5 +47,11 @@ def discovery_hooks(families: Mapping[str, Factory], presets: Mapping[str, Mappi
     def mm_spec_from_hf_configs(config: Mapping[str, Any], preprocessor_config: Mapping[str, Any]
                                 ) -> dict[str, Any] | None:
         return resolve(config, preprocessor_config)
+
+    if video:
+        @hookimpl(specname="mm_spec_from_hf_configs")
+        def mm_spec_from_hf_configs(config: Mapping[str, Any], preprocessor_config: Mapping[str, Any],  # noqa: F811
+                                    video_preprocessor_config: Mapping[str, Any] | None) -> dict[str, Any] | None:
+            return resolve(config, preprocessor_config, video_preprocessor_config)
 
     return mm_register_families, mm_register_presets, mm_spec_from_hf_configs

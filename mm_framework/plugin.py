@@ -42,6 +42,7 @@ from .patch_grid import PatchGrid, PatchGridSpec, PatchPixels
 from .spec_fields import SpecFields
 from . import mrope_positions as mrope
 from . import whisper_audio as whisper
+from . import video_patches
 
 __all__ = [
     "hookimpl", "discovery_hooks",
@@ -54,7 +55,7 @@ __all__ = [
     "layout_by_placeholders",
     "SpecFields", "ConfigKeys", "ItemContext", "Modality", "PatchGrid", "PatchGridSpec", "PatchPixels",
     "AudioHeader", "DecodedAudio",
-    "mrope", "whisper",
+    "mrope", "whisper", "video_patches",
     # decode helpers
     "clip_from_frames", "decode_audio", "decode_clip", "decode_rgb", "select_frames", "take_source",
     # errors

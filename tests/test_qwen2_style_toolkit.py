@@ -118,3 +118,26 @@ def test_discovery_hooks_register_copies():
     named: list = []
     families(lambda name, factory: named.append((name, factory)))
     assert named == [("toy", dict)]
+
+
+def test_discovery_hooks_pass_the_video_config_when_asked():
+    _, _, image_only = mmp.discovery_hooks({}, {}, lambda c, p: {"seen": (c, p)})
+    assert image_only({"a": 1}, {"b": 2}) == {"seen": ({"a": 1}, {"b": 2})}
+    _, _, with_video = mmp.discovery_hooks({}, {}, lambda c, p, v: {"seen": (c, p, v)}, video=True)
+    assert with_video({"a": 1}, {"b": 2}, None) == {"seen": ({"a": 1}, {"b": 2}, None)}
+    assert with_video({"a": 1}, {"b": 2}, {"c": 3})["seen"][2] == {"c": 3}
+
+
+def test_video_patches_repeat_the_last_frame_into_a_short_temporal_patch():
+    frames = np.random.default_rng(0).integers(0, 256, (3, 28, 28, 3), dtype=np.uint8)
+    assert mmp.video_patches.grid(3, 28, 28, patch_size=14, temporal_patch_size=2) == (2, 2, 2)
+    u8 = mmp.video_patches.pixel_values(frames, 28, 28, patch_size=14, merge_size=2, temporal_patch_size=2, norm=None)
+    padded = np.concatenate([frames, frames[-1:]])
+    want = mmp.video_patches.pixel_values(padded, 28, 28, patch_size=14, merge_size=2, temporal_patch_size=2,
+                                          norm=None)
+    assert u8.shape == (8, 3 * 2 * 14 * 14) and u8.tobytes() == want.tobytes()
+    # Row 4 (second temporal patch, first patch): channel 0, frames 2 and 2 again.
+    block = u8[4].reshape(3, 2, 14, 14)
+    assert (block[0, 0] == frames[2, :14, :14, 0]).all() and (block[0, 1] == frames[2, :14, :14, 0]).all()
+    with pytest.raises(mmp.InternalError):
+        mmp.video_patches.grid(2, 27, 28, patch_size=14, temporal_patch_size=2)

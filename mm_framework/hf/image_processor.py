@@ -7,8 +7,9 @@ result is always the reference's. Served:
 * ``images``: a ``PIL.Image``, a uint8 array or CPU tensor with 3 channels (channels first
   or last, inferred as transformers infers them: first wins), or a list (nested one level)
   of them;
-* ``return_tensors``: ``None``, ``"np"`` or ``"pt"``, with the backend's own default type
-  for ``None`` (torch tensors from the torchvision backend, numpy from the PIL one);
+* ``return_tensors``: ``"np"`` or ``"pt"``, and ``None`` with the backend's own default type
+  (torch tensors from the torchvision backend, numpy from the PIL one) where the processor
+  stacks its outputs without it (asked of the processor once, on a small image);
 * ``do_rescale`` and ``do_normalize`` both on, or both off when the family offers uint8
   patches (``pixels="u8"``): the torchvision backend then returns uint8, the PIL one the
   same values as float32, as transformers does;
@@ -63,6 +64,7 @@ class AcceleratedImageProcessor:
         options = self._pipes["f32"].capabilities.item_options.get("image", {})
         # The family's per-item options are the processor's call-time kwargs of the same name.
         self._item_options = frozenset(options)
+        self._stacks_untyped = _stacks_without_return_tensors(original)
         size = getattr(original, "size", None)
         bounds = {k: getattr(size, k, None) for k in _BOUNDS} if size is not None else {}
         # The processor's size is the smart_resize bounds only when it holds exactly the family's.
@@ -101,6 +103,8 @@ class AcceleratedImageProcessor:
     def _plan(self, images: Any, kwargs: Mapping[str, Any]) -> tuple[list[Any], str, str | None]:
         kwargs = dict(kwargs)
         return_tensors = _tensor_type(kwargs.pop("return_tensors", None))
+        if return_tensors is None and not self._stacks_untyped:
+            raise Declined("return_tensors None: the processor returns per-image lists then")
         pixels = self._pixels(kwargs.pop("do_rescale", None), kwargs.pop("do_normalize", None))
         options = self._bounds(kwargs.pop("size", None), kwargs.pop("min_pixels", None), kwargs.pop("max_pixels", None))
         convert = kwargs.pop("do_convert_rgb", None)
@@ -190,6 +194,18 @@ class AcceleratedImageProcessor:
 
             data = {k: to_torch(v) for k, v in data.items()}
         return BatchFeature(data=data)
+
+
+def _stacks_without_return_tensors(original: Any) -> bool:
+    """Whether ``original`` called without ``return_tensors`` still gives arrays or tensors (the
+    Qwen-VL processors stack their outputs themselves) rather than per-image lists (DeepSeek-OCR 2's):
+    asked once, of the processor itself, on a small image. A processor that fails on it counts
+    as giving lists, so such calls go to it."""
+    try:
+        out = original(images=[PILImage.new("RGB", (_PROBE.shape[1], _PROBE.shape[0]))])
+    except Exception:  # any refusal of the probe: decline those calls rather than guess
+        return False
+    return all(hasattr(v, "dtype") and hasattr(v, "shape") for v in out.values())
 
 
 def _writable(array: np.ndarray) -> np.ndarray:

@@ -32,7 +32,8 @@ so replay with ``update`` refuses it. Cases recorded from this implementation (b
 Images given as a file name are read from the case directory; images given as
 ``{"name", "blake3"}`` are produced by the caller's image source (so large inputs can be
 regenerated deterministically instead of committed) and checked against the digest. An
-``"audios"`` list holds audio clips in the same two forms (the same source makes them).
+``"audios"`` list holds audio clips and a ``"videos"`` list encoded video clips, in the same
+two forms (the same source makes them).
 Hashes are decimal strings because JSON numbers cannot carry a u64 exactly.
 Replay compares in pipeline order and fails naming the first stage that differs.
 """
@@ -80,6 +81,10 @@ class GoldenCase:
         """The case's audio clips (``"audios"``, the same entry forms as images)."""
         return self._media("audios", "audio", source)
 
+    def videos(self, source: ImageSource | None = None) -> list[bytes]:
+        """The case's encoded video clips (``"videos"``, the same entry forms as images)."""
+        return self._media("videos", "video", source)
+
     def _media(self, key: str, what: str, source: ImageSource | None) -> list[bytes]:
         out = []
         for i, ref in enumerate(self.doc.get(key, ())):
@@ -98,8 +103,9 @@ class GoldenCase:
         return out
 
     def request(self, source: ImageSource | None = None) -> MmInput:
-        """The case's request: its images, audio clips and prompt ids."""
-        return MmInput(images=self.images(source), audios=self.audios(source), input_ids=self.doc["prompt_ids"])
+        """The case's request: its images, video and audio clips and prompt ids."""
+        return MmInput(images=self.images(source), videos=self.videos(source), audios=self.audios(source),
+                       input_ids=self.doc["prompt_ids"])
 
     def reference(self) -> str | None:
         """What made the case in the reference environment (its generator script or the

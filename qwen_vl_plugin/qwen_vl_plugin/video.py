@@ -15,14 +15,16 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from mm_framework.plugin import InternalError, MediaError, SpecError
-from mm_framework.kernels import (
-    ChannelNorm, channel_norm_fused, for_chunks, patchify_merged_blocks, resize_rgb, rows_per_worker, smart_resize,
-)
+from mm_framework.plugin import MediaError, SpecError, video_patches
+from mm_framework.kernels import ChannelNorm, channel_norm_fused, smart_resize
 
 from .video_sampling import DEFAULT_FPS
 
-VIDEO_RESAMPLE = "aten_u8"
+# The shared temporal-patch path (mmp.video_patches, §4) under the names this family's modules use.
+VIDEO_RESAMPLE = video_patches.RESAMPLE
+video_grid = video_patches.grid
+resize_frame = video_patches.resize_frame
+video_pixel_values = video_patches.pixel_values
 
 
 def video_norm(mean: Sequence[float], std: Sequence[float]) -> ChannelNorm:
@@ -79,60 +81,6 @@ def qwen3_frame_size(
         h_bar = math.ceil(height * beta / factor) * factor
         w_bar = math.ceil(width * beta / factor) * factor
     return h_bar, w_bar
-
-
-def video_grid(
-    num_frames: int, height: int, width: int, *, patch_size: int, temporal_patch_size: int
-) -> tuple[int, int, int]:
-    """``video_grid_thw`` of ``num_frames`` resized frames: the frame count is padded up to a
-    multiple of ``temporal_patch_size`` by repeating the last frame (§4)."""
-    if num_frames <= 0 or height % patch_size or width % patch_size:
-        raise InternalError(f"video grid: {num_frames} frames of {width}x{height} for patch {patch_size}")
-    return -(-num_frames // temporal_patch_size), height // patch_size, width // patch_size
-
-
-def resize_frame(frame: np.ndarray, height: int, width: int) -> np.ndarray:
-    """One ``[H, W, 3]`` frame at ``height`` x ``width`` with ``aten_u8`` (the frame itself
-    when the size already matches, as torchvision returns its input then)."""
-    return frame if frame.shape[:2] == (height, width) else resize_rgb(frame, width, height, VIDEO_RESAMPLE)
-
-
-def video_pixel_values(
-    frames: np.ndarray, height: int, width: int, *, patch_size: int, merge_size: int, temporal_patch_size: int,
-    norm: ChannelNorm | None,
-) -> np.ndarray:
-    """``pixel_values_videos`` of one clip: f32 ``[gt*gh*gw, 3*tps*ps*ps]`` (§4), or the
-    u8 pixels in that layout when ``norm`` is ``None``.
-
-    ``frames`` (``[T, H, W, 3]`` uint8) are resized to ``height`` x ``width`` and laid
-    out one temporal patch of ``tps`` frames at a time (rows ``(t, merge windows,
-    patches in a window)``, columns ``(c, frame within the patch, py, px)``), the last
-    frame repeated to fill a short last patch. transformers repeats it after normalizing;
-    normalization is per byte, so repeating the resized frame gives the same values.
-    Temporal patches fan out over the ``par`` seam, each resizing its own frames into
-    its own scratch and writing only its own rows, so any thread count gives the same
-    bytes.
-    """
-    t, tps = len(frames), temporal_patch_size
-    gt, gh, gw = video_grid(t, height, width, patch_size=patch_size, temporal_patch_size=tps)
-    n = gh * gw
-    out = np.empty((gt * n, 3 * tps * patch_size * patch_size), dtype=np.uint8 if norm is None else np.float32)
-    resized = frames.shape[1:3] == (height, width)
-
-    def groups(lo: int, hi: int) -> None:
-        stack = np.empty((tps, height, width, 3), dtype=np.uint8)
-        for g in range(lo, hi):
-            members = [min(g * tps + j, t - 1) for j in range(tps)]
-            if resized and members[-1] == g * tps + tps - 1:
-                patch = frames[g * tps : (g + 1) * tps]  # already the right size: no copy
-            else:
-                for j, k in enumerate(members):
-                    stack[j] = stack[j - 1] if j and k == members[j - 1] else resize_frame(frames[k], height, width)
-                patch = stack
-            patchify_merged_blocks(patch, patch_size, merge_size, tps, norm, out=out[g * n : (g + 1) * n])
-
-    for_chunks(groups, gt, rows_per_worker(gt, t * height * width))
-    return out
 
 
 def second_per_grid_t(

@@ -163,6 +163,12 @@ class DeepseekOcr2Family:
             out["pixel_values_local"] = np.concatenate(local, axis=0)
         return out
 
+    @mmp.hookimpl
+    def mm_hf_image_outputs(self, items: Sequence[mmp.OutputItem]) -> dict[str, np.ndarray]:
+        """``DeepseekOcr2ImageProcessor``'s (either backend's) outputs: the model kwargs, in its key
+        order (tests/test_deepseek_ocr2_hf_accelerate.py)."""
+        return self.mm_model_kwargs(items)
+
 
 def _crops(geometry: Any) -> LocalCrops:
     if not isinstance(geometry, LocalCrops):

@@ -1,4 +1,4 @@
-"""The ``gemma4`` family for mm_framework: Gemma 4's image preprocessing (transformers 5.24's
+"""The ``gemma4`` family for mm_framework: Gemma 4's image and video preprocessing (transformers 5.24's
 ``Gemma4Processor`` with ``Gemma4ImageProcessorPil`` or the torchvision ``Gemma4ImageProcessor``),
 bit for bit. See docs/families/gemma4.md."""
 

@@ -1,4 +1,4 @@
-"""The ``gemma4`` family processor: one still image in, transformers 5.24's tensors out.
+"""The ``gemma4`` family processor: one still image (or video, :mod:`.video`) in, transformers 5.24's tensors out.
 
 Per item (docs/families/gemma4.md §2): the decoded RGB image is resized, aspect ratio kept,
 to the largest size of whole ``pooling_kernel_size * patch_size`` blocks within
@@ -23,13 +23,17 @@ import numpy as np
 from mm_framework import kernels
 from mm_framework import plugin as mmp
 
+from .patches import PatchWriter
 from .sizing import target_size
 from .spec import FAMILY, parse_spec
+from .video import VIDEO_OPTIONS, VIDEO_TOKEN, Gemma4Video, VideoGrid, video_norm
 
 _F32 = np.float32
 # The Gemma 4 tokenizer's image token (Gemma4Processor's image_token), the text a chat
 # template writes for an image; unverified offline (docs/families/gemma4.md §1).
 IMAGE_TOKEN = "<|image|>"
+# Its boi and eoi tokens' texts (the video expansion's text holds them); unverified offline too.
+BOI_TOKEN, EOI_TOKEN = "<|image>", "<image|>"
 # Gemma4Processor's images kwargs a request may set per item: the soft-token budget.
 ITEM_OPTIONS = ("max_soft_tokens",)
 
@@ -57,10 +61,8 @@ class Gemma4Family:
 
     def __init__(self, params: Mapping[str, Any]) -> None:
         self.spec = parse_spec(params)
-        self._norm = channel_norm(self.spec)
-        # Compared as bits: a -0.0 entry must not pass for 0.0.
-        rows = [row.tobytes() for row in self._norm.lut]
-        self._same_channels = rows[0] == rows[1] == rows[2]
+        self._write = PatchWriter(channel_norm(self.spec), self.spec.patch_size)
+        self.video = Gemma4Video(self.spec, PatchWriter(video_norm(self.spec), self.spec.patch_size))
         # The decoder lends its Pillow image when the resize runs through Pillow.
         self._decode_options = mmp.DecodeOptions(
             alpha=self.spec.alpha, exif_transpose=self.spec.exif_transpose,
@@ -94,20 +96,8 @@ class Gemma4Family:
 
     def patches(self, rgb: np.ndarray) -> np.ndarray:
         """The float32 ``[max_patches, patch_size**2 * 3]`` feature of the resized image ``rgb``."""
-        s, p = self.spec, self.spec.patch_size
-        rows, cols = rgb.shape[0] // p, rgb.shape[1] // p
-        n = rows * cols
-        # The uint8 bytes are regrouped first (a quarter of the float traffic), then each
-        # channel is mapped straight into its strided slot of the padded feature.
-        blocks = np.ascontiguousarray(rgb.reshape(rows, p, cols, p, 3).transpose(0, 2, 1, 3, 4)).reshape(n, p * p, 3)
-        feature = np.zeros((s.max_patches, s.patch_dim), dtype=_F32)
-        if self._same_channels:
-            # One table for all three channels (the published config): one contiguous pass.
-            self._norm.apply(0, blocks.reshape(n, -1), feature[:n])
-            return feature
-        slots = feature[:n].reshape(n, p * p, 3)
-        for c in range(3):
-            self._norm.apply(c, blocks[:, :, c], slots[:, :, c])
+        feature = np.zeros((self.spec.max_patches, self.spec.patch_dim), dtype=_F32)
+        self._write(rgb, feature)
         return feature
 
     # -- hooks --------------------------------------------------------------------
@@ -115,11 +105,14 @@ class Gemma4Family:
     @mmp.hookimpl
     def mm_capabilities(self) -> mmp.Capabilities:
         # The Gemma vocabulary's ids are int32; anything else is a caller bug. The prompt marks
-        # an image with the image token itself, which the layout wraps in boi/eoi and repeats.
+        # an image (a video) with the image (video) token itself, which the layout expands.
+        s = self.spec
         return mmp.Capabilities(
-            id_range=(0, 2**31 - 1), placeholders={"image": self.spec.image_token_id},
-            placeholder_texts={"image": IMAGE_TOKEN}, outputs={"image": mmp.ItemOutputs("f32")},
-            item_options={"image": {name: name for name in ITEM_OPTIONS}},
+            modalities=("image", "video"), id_range=(0, 2**31 - 1),
+            placeholders={"image": s.image_token_id, "video": s.video_token_id},
+            placeholder_texts={"image": IMAGE_TOKEN, "video": VIDEO_TOKEN},
+            outputs={"image": mmp.ItemOutputs("f32"), "video": mmp.ItemOutputs("f32")},
+            item_options={"image": {name: name for name in ITEM_OPTIONS}, "video": VIDEO_OPTIONS},
         )
 
     @mmp.hookimpl
@@ -127,7 +120,13 @@ class Gemma4Family:
         return self._decode_options
 
     @mmp.hookimpl
-    def mm_process_item(self, media: mmp.DecodedImage) -> mmp.ProcessedItem:
+    def mm_sample_frames(self, header: mmp.ClipHeader) -> list[int] | None:
+        return self.video.sample(header.total_frames, header.fps)
+
+    @mmp.hookimpl
+    def mm_process_item(self, media: mmp.DecodedImage | mmp.VideoClip) -> mmp.ProcessedItem:
+        if isinstance(media, mmp.VideoClip):
+            return self.video.process(media)
         return self.mm_features_from_pixels(self.mm_stored_pixels(media))
 
     @mmp.hookimpl
@@ -153,53 +152,90 @@ class Gemma4Family:
         return mmp.ProcessedItem(feature=mmp.Tensor(self.patches(pixels), "f32"), geometry=grid, size=(w, h))
 
     @mmp.hookimpl
-    def mm_layout(self, input_ids: np.ndarray, geometries: Sequence[Any]) -> mmp.TokenLayout:
+    def mm_layout(self, input_ids: np.ndarray, geometries: Sequence[Any], modalities: Sequence[str]
+                  ) -> mmp.TokenLayout:
         # Gemma4Processor.replace_image_token: each image token becomes boi, the image token
-        # once per soft token, eoi; the span is the soft tokens.
-        counts = [self.soft_tokens(_grid(g)) for g in geometries]
-        by_slot = mmp.layout_by_placeholder(np.asarray(input_ids), self.spec.image_token_id, counts)
-        return mmp.TokenLayout(
-            mmp.Media(seg.item, self._pattern(counts[seg.item])) if isinstance(seg, mmp.Media) else seg
-            for seg in by_slot.segments)
-
-    def _pattern(self, n: int) -> mmp.Explicit:
+        # once per soft token, eoi; the span is the soft tokens. replace_video_token: per frame
+        # its "mm:ss", boi, soft tokens, eoi (video_prompt); the span is first to last soft token.
         s = self.spec
-        return mmp.Explicit((s.boi_token_id,) + (s.image_token_id,) * n + (s.eoi_token_id,), 1, 1 + n)
+
+        def pattern(item: int) -> mmp.Explicit:
+            if modalities[item] == "video":
+                return self.video.pattern(_video_grid(geometries[item]))
+            n = self.soft_tokens(_grid(geometries[item]))
+            return mmp.Explicit((s.boi_token_id,) + (s.image_token_id,) * n + (s.eoi_token_id,), 1, 1 + n)
+
+        placeholders = {"image": s.image_token_id, "video": s.video_token_id}
+        return mmp.layout_by_placeholders(np.asarray(input_ids), placeholders, modalities, pattern)
 
     @mmp.hookimpl
-    def mm_plan_item(self, header: mmp.ImageHeader) -> mmp.ItemPlan:
+    def mm_expansion_text(self, modality: str, geometry: Any) -> str | None:
+        # An image's expansion is special tokens only; a video's holds its timestamps' text.
+        if modality != "video":
+            return None
+        return self.video.text(_video_grid(geometry), BOI_TOKEN, EOI_TOKEN)
+
+    @mmp.hookimpl
+    def mm_plan_item(self, header: mmp.ImageHeader | mmp.ClipHeader) -> mmp.ItemPlan:
+        if isinstance(header, mmp.ClipHeader):
+            return self.video.plan(header)
         return self.item_plan(header.width, header.height)
 
     @mmp.hookimpl
     def mm_model_kwargs(self, items: Sequence[mmp.OutputItem]) -> dict[str, np.ndarray]:
-        """``pixel_values`` float32 ``[n, max_patches, patch_size**2 * 3]`` and
-        ``image_position_ids`` int64 ``[n, max_patches, 2]``, images in order.
+        """Images: ``pixel_values`` float32 ``[n, max_patches, patch_size**2 * 3]`` and
+        ``image_position_ids`` int64 ``[n, max_patches, 2]``, images in order. Videos (what
+        ``Gemma4Model.forward`` takes): ``pixel_values_videos`` float32 ``[frames,
+        video_max_patches, patch_size**2 * 3]``, the videos' frames concatenated,
+        ``video_position_ids`` int64 ``[frames, video_max_patches, 2]`` and
+        ``num_frames_per_video`` int64 ``[videos]``.
 
-        Items processed under different ``max_soft_tokens`` options are padded to the longest
-        (zero patches at position ``-1``, what the processor pads with and the vision tower
-        masks); one processor call has one budget, so the reference never mixes them.
-        The model's other image input, ``mm_token_type_ids``, is per token, not per item
-        (docs/families/gemma4.md §4).
+        Items processed under different soft-token budgets are padded to the longest (zero
+        patches at position ``-1``, what the processor pads with and the vision tower masks);
+        one processor call has one budget, so the reference never mixes them. The model's
+        other input, ``mm_token_type_ids``, is per token, not per item (docs/families/gemma4.md §4).
         """
-        s = self.spec
-        rows = max((it.feature.array.shape[0] for it in items), default=s.max_patches)
-        pv = np.zeros((len(items), rows, s.patch_dim), dtype=_F32)
-        pos = np.empty((len(items), rows, 2), dtype=np.int64)
-        for k, it in enumerate(items):
-            a = it.feature.array
-            pv[k, : a.shape[0]] = a
-            pos[k] = patch_positions(_grid(it.geometry), rows)
+        images = [it for it in items if it.modality != "video"]
+        out = self._image_kwargs(images) if images or not items else {}
+        videos = [it for it in items if it.modality == "video"]
+        if videos:
+            frames = [(it.feature.array[k], _video_grid(it.geometry)) for it in videos
+                      for k in range(it.feature.array.shape[0])]
+            pv, pos = self._padded(frames, self.spec.video_max_patches)
+            out.update(pixel_values_videos=pv, video_position_ids=pos,
+                       num_frames_per_video=np.asarray([it.feature.array.shape[0] for it in videos], dtype=np.int64))
+        return out
+
+    def _image_kwargs(self, items: Sequence[mmp.OutputItem]) -> dict[str, np.ndarray]:
+        pv, pos = self._padded([(it.feature.array, _grid(it.geometry)) for it in items], self.spec.max_patches)
         return {"pixel_values": pv, "image_position_ids": pos}
 
+    def _padded(self, rows_of: Sequence[tuple[np.ndarray, mmp.Grid]], default: int) -> tuple[np.ndarray, np.ndarray]:
+        rows = max((a.shape[0] for a, _ in rows_of), default=default)
+        pv = np.zeros((len(rows_of), rows, self.spec.patch_dim), dtype=_F32)
+        pos = np.empty((len(rows_of), rows, 2), dtype=np.int64)
+        for k, (a, grid) in enumerate(rows_of):
+            pv[k, : a.shape[0]] = a
+            pos[k] = patch_positions(grid, rows)
+        return pv, pos
+
     @mmp.hookimpl
-    def mm_hf_image_outputs(self, items: Sequence[mmp.OutputItem]) -> dict[str, np.ndarray]:
+    def mm_hf_image_outputs(self, items: Sequence[mmp.OutputItem]) -> dict[str, np.ndarray] | None:
         """The image processor's outputs (either backend): the model kwargs and
         ``num_soft_tokens_per_image``, int64 ``[n]``."""
+        if any(it.modality == "video" for it in items):
+            return None
         soft = np.asarray([self.soft_tokens(_grid(it.geometry)) for it in items], dtype=np.int64)
-        return {**self.mm_model_kwargs(items), "num_soft_tokens_per_image": soft}
+        return {**self._image_kwargs(items), "num_soft_tokens_per_image": soft}
 
 
 def _grid(geometry: Any) -> mmp.Grid:
     if not isinstance(geometry, mmp.Grid):
         raise mmp.InternalError(f"{FAMILY}: expected a Grid geometry, got {type(geometry).__name__}")
+    return geometry
+
+
+def _video_grid(geometry: Any) -> VideoGrid:
+    if not isinstance(geometry, VideoGrid):
+        raise mmp.InternalError(f"{FAMILY}: expected a VideoGrid geometry, got {type(geometry).__name__}")
     return geometry

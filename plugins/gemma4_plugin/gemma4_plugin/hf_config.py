@@ -17,6 +17,7 @@ from typing import Any
 from mm_framework import kernels
 from mm_framework import plugin as mmp
 
+from .hf_video_config import VIDEO_ONLY, resolve_video
 from .spec import DEFAULTS, FAMILY, parse_spec
 
 MODEL_TYPES = frozenset({"gemma4"})
@@ -30,13 +31,17 @@ RESAMPLE = kernels.TRANSFORMERS_RESAMPLE
 PINNED: dict[str, Any] = {"do_resize": True, "do_convert_rgb": True, "default_to_square": True, "size": None}
 SPEC_KEYS = ("patch_size", "max_soft_tokens", "pooling_kernel_size", "do_rescale", "rescale_factor",
              "do_normalize", "image_mean", "image_std")
-KNOWN = {*PINNED, *CLASS_NAMES, *SPEC_KEYS, "resample", "image_seq_length"}
+# A preprocessor_config.json that is the video processor's source too may hold its keys.
+KNOWN = {*PINNED, *CLASS_NAMES, *SPEC_KEYS, "resample", "image_seq_length", *VIDEO_ONLY}
 # Gemma4Config's token-id defaults.
-MODEL_DEFAULTS = {"image_token_id": 258880, "boi_token_id": 255999, "eoi_token_id": 258882}
+MODEL_DEFAULTS = {"image_token_id": 258880, "boi_token_id": 255999, "eoi_token_id": 258882, "video_token_id": 258884}
 
 
-def resolve(config: Mapping[str, Any], preprocessor_config: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The spec dict for a Gemma 4 model, or ``None`` when the model is not one."""
+def resolve(config: Mapping[str, Any], preprocessor_config: Mapping[str, Any],
+            video_preprocessor_config: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
+    """The spec dict for a Gemma 4 model, or ``None`` when the model is not one. The video
+    fields come from ``video_preprocessor_config`` or, without one, from ``preprocessor_config``
+    (:mod:`.hf_video_config`)."""
     if not isinstance(config, Mapping) or config.get("model_type") not in MODEL_TYPES:
         return None
     keys = mmp.ConfigKeys.preprocessor(preprocessor_config, FAMILY, KNOWN, pinned=PINNED, names=CLASS_NAMES)
@@ -46,10 +51,16 @@ def resolve(config: Mapping[str, Any], preprocessor_config: Mapping[str, Any]) -
         raise keys.error(
             "resample", f"must be one of {sorted(RESAMPLE)} (Pillow LANCZOS, BILINEAR, BICUBIC), got {resample!r}"
         )
+    image = {k: pp.get(k, DEFAULTS[k]) for k in SPEC_KEYS}
+    if video_preprocessor_config is None:
+        video = resolve_video(preprocessor_config, "preprocessor_config.json", image)
+    else:
+        video = resolve_video(video_preprocessor_config, "video_preprocessor_config.json", image)
     spec = parse_spec({
         **{k: config.get(k, v) for k, v in MODEL_DEFAULTS.items()},
-        **{k: pp.get(k, DEFAULTS[k]) for k in SPEC_KEYS},
+        **image,
         "resample": RESAMPLE[resample],
+        **video,
     })
     vision = mmp.ConfigKeys.section(config.get("vision_config"), "config.json: 'vision_config'")
     for key in ("patch_size", "pooling_kernel_size"):

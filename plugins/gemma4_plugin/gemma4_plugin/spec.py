@@ -15,6 +15,8 @@ import attrs
 from mm_framework import kernels
 from mm_framework import plugin as mmp
 
+from .video_prompt import TIMESTAMP_PIECES
+
 FAMILY = "gemma4"
 # Ids are int32 in the Gemma vocabulary.
 MAX_ID = 2**31 - 1
@@ -51,7 +53,27 @@ DEFAULTS: dict[str, Any] = {
     # transformers' PIL-object entry: alpha composited on white, no EXIF transpose.
     "alpha": "composite",
     "exif_transpose": False,
+    # Gemma4Config's video_token_id and Gemma4VideoProcessor's class attributes (torchvision
+    # only): 32 frames, 70 soft tokens a frame, bicubic, and a normalization that is the
+    # identity but switched on (so the fused arithmetic applies).
+    "video_token_id": 258884,
+    "video_max_soft_tokens": 70,
+    "video_do_sample_frames": True,
+    "video_num_frames": 32,
+    "video_fps": None,
+    "video_resample": "pil_bicubic",
+    "video_do_rescale": True,
+    "video_rescale_factor": 1 / 255,
+    "video_do_normalize": True,
+    "video_image_mean": [0.0, 0.0, 0.0],
+    "video_image_std": [1.0, 1.0, 1.0],
 }
+# The ids of the timestamp text's pieces (digits, ":", " " as "▁") in the Gemma vocabulary, recalled
+# from Gemma 3's tokenizer (which Gemma 4's is taken to extend); unverified offline
+# (docs/families/gemma4.md §6). The chat front door writes the processor's text instead.
+GEMMA_TIMESTAMP_IDS = dict(zip(TIMESTAMP_PIECES, (236771, 236770, 236778, 236800, 236812, 236810, 236825, 236832,
+                                                  236828, 236819, 236787, 236743)))
+DEFAULTS["timestamp_token_ids"] = GEMMA_TIMESTAMP_IDS
 
 
 @attrs.frozen
@@ -73,6 +95,18 @@ class Gemma4Spec:
     image_std: tuple[float, float, float] = (1.0, 1.0, 1.0)
     alpha: str = "composite"
     exif_transpose: bool = False
+    video_token_id: int = 258884
+    video_max_soft_tokens: int = 70
+    video_do_sample_frames: bool = True
+    video_num_frames: int | None = 32
+    video_fps: float | None = None
+    video_resample: str = "pil_bicubic"
+    video_do_rescale: bool = True
+    video_rescale_factor: float = 1 / 255
+    video_do_normalize: bool = True
+    video_image_mean: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    video_image_std: tuple[float, float, float] = (1.0, 1.0, 1.0)
+    timestamp_token_ids: tuple[tuple[str, int], ...] = tuple(GEMMA_TIMESTAMP_IDS.items())
 
     @property
     def max_patches(self) -> int:
@@ -85,6 +119,16 @@ class Gemma4Spec:
         return self.patch_size**2 * 3
 
     @property
+    def video_max_patches(self) -> int:
+        """The patch rows of every video frame's feature."""
+        return self.video_max_soft_tokens * self.pooling_kernel_size**2
+
+    @property
+    def video_resizer(self) -> str:
+        """Gemma4VideoProcessor is torchvision only: its filter on the torchvision backend."""
+        return kernels.TORCHVISION_RESAMPLERS[self.video_resample]
+
+    @property
     def resizer(self) -> str:
         """The :func:`mm_framework.kernels.resize_rgb` resampler of ``resample`` on ``backend``."""
         return BACKENDS[self.backend][self.resample]
@@ -92,8 +136,9 @@ class Gemma4Spec:
     def to_dict(self) -> dict[str, Any]:
         """The complete spec, ``"family"`` included, as JSON-ready values."""
         d = attrs.asdict(self)
-        for key in ("image_mean", "image_std"):
+        for key in ("image_mean", "image_std", "video_image_mean", "video_image_std"):
             d[key] = list(d[key])
+        d["timestamp_token_ids"] = dict(self.timestamp_token_ids)
         return {"family": FAMILY, **d}
 
 
@@ -117,10 +162,30 @@ def parse_spec(params: Mapping[str, Any]) -> Gemma4Spec:
         image_std=f.floats("image_std", nonzero=True),
         alpha=f.choice("alpha", ("composite", "drop")),
         exif_transpose=f.boolean("exif_transpose"),
+        video_token_id=f.integer("video_token_id", **token),
+        video_max_soft_tokens=f.integer("video_max_soft_tokens", minimum=1),
+        video_do_sample_frames=f.boolean("video_do_sample_frames"),
+        video_num_frames=f.integer("video_num_frames", minimum=1, nullable=True),
+        video_fps=f.number("video_fps", positive=True, nullable=True),
+        video_resample=f.choice("video_resample", RESAMPLES),
+        video_do_rescale=f.boolean("video_do_rescale"),
+        video_rescale_factor=f.number("video_rescale_factor", positive=True),
+        video_do_normalize=f.boolean("video_do_normalize"),
+        video_image_mean=f.floats("video_image_mean"),
+        video_image_std=f.floats("video_image_std", nonzero=True),
+        timestamp_token_ids=_timestamp_ids(f, params.get("timestamp_token_ids", GEMMA_TIMESTAMP_IDS)),
     )
     if spec.max_soft_tokens not in SOFT_TOKEN_BUDGETS:
         raise f.error("max_soft_tokens", f"must be one of {list(SOFT_TOKEN_BUDGETS)} (the budgets "
                                          f"Gemma4ImageProcessor accepts), got {spec.max_soft_tokens}")
+    if spec.video_max_soft_tokens not in SOFT_TOKEN_BUDGETS:
+        raise f.error("video_max_soft_tokens", f"must be one of {list(SOFT_TOKEN_BUDGETS)} (the budgets "
+                                               f"Gemma4VideoProcessor accepts), got {spec.video_max_soft_tokens}")
+    if spec.video_num_frames is not None and spec.video_fps is not None:
+        raise f.error("video_fps", "and video_num_frames are mutually exclusive (transformers refuses both); "
+                                   "set video_num_frames to null to sample by fps")
+    if not (spec.video_do_rescale or spec.video_do_normalize):
+        raise f.error("video_do_normalize", "and video_do_rescale cannot both be false (the output would be uint8)")
     if not (spec.do_rescale or spec.do_normalize):
         # transformers then returns the uint8 pixels themselves; no float feature to match.
         raise f.error("do_normalize", "and do_rescale cannot both be false (the output would be uint8 pixels)")
@@ -128,7 +193,22 @@ def parse_spec(params: Mapping[str, Any]) -> Gemma4Spec:
                "eoi_token_id": spec.eoi_token_id}
     if len(set(markers.values())) != 3:
         raise f.error("eoi_token_id", f"image_token_id, boi_token_id and eoi_token_id must differ, got {markers}")
+    if spec.video_token_id in markers.values():
+        raise f.error("video_token_id", f"must differ from the image markers {markers}, got {spec.video_token_id}")
+    clash = set(dict(spec.timestamp_token_ids).values()) & {spec.video_token_id, *markers.values()}
+    if clash:
+        raise f.error("timestamp_token_ids", f"must not hold the image or video marker ids, got {sorted(clash)}")
     return spec
+
+
+def _timestamp_ids(f: mmp.SpecFields, value: Any) -> tuple[tuple[str, int], ...]:
+    if not isinstance(value, Mapping) or set(value) != set(TIMESTAMP_PIECES):
+        raise f.error("timestamp_token_ids", f"must map exactly the pieces {list(TIMESTAMP_PIECES)} to token ids, "
+                                             f"got {value!r}")
+    ids = [value[k] for k in TIMESTAMP_PIECES]
+    if not all(type(i) is int and 0 <= i <= MAX_ID for i in ids):
+        raise f.error("timestamp_token_ids", f"must hold token ids in [0, {MAX_ID}], got {value!r}")
+    return tuple(zip(TIMESTAMP_PIECES, ids))
 
 
 # google/gemma-4 image-text checkpoints: Gemma4Config's token ids (image 258880, boi 255999,

@@ -79,3 +79,55 @@ def processor(spec: dict[str, Any]):
 def image_kwargs(spec: dict[str, Any]) -> dict[str, Any]:
     """The images options a processor call needs to use ``spec``'s values."""
     return {k: spec[k] for k in IMAGE_KEYS}
+
+
+VIDEO = "<|video|>"
+VIDEO_KEYS = {"video_max_soft_tokens": "max_soft_tokens", "video_num_frames": "num_frames", "video_fps": "fps",
+              "video_do_sample_frames": "do_sample_frames", "video_do_rescale": "do_rescale",
+              "video_rescale_factor": "rescale_factor", "video_do_normalize": "do_normalize",
+              "video_image_mean": "image_mean", "video_image_std": "image_std"}
+
+
+def video_processor(spec: dict[str, Any]):
+    """The reference ``Gemma4VideoProcessor`` (torchvision only) of ``spec``'s video fields."""
+    import transformers
+
+    kw = {theirs: spec[ours] for ours, theirs in VIDEO_KEYS.items()}
+    return transformers.Gemma4VideoProcessor(resample=RESAMPLE[spec["video_resample"]], patch_size=spec["patch_size"],
+                                             pooling_kernel_size=spec["pooling_kernel_size"], **kw)
+
+
+def video_tokenizer(spec: dict[str, Any]):
+    """A fast tokenizer shaped like Gemma's where a timestamp meets the markers: spaces
+    normalised to ``"▁"``, one token per character (no merges; Gemma's vocabulary has no
+    multi-digit token), the digits, ``":"`` and ``"▁"`` at the spec's ``timestamp_token_ids``,
+    and the image, boi, eoi, video (and audio) markers at their ids."""
+    from tokenizers import AddedToken, Tokenizer, models, normalizers
+    from transformers import PreTrainedTokenizerFast
+
+    stamps = {("▁" if k == " " else k): v for k, v in spec["timestamp_token_ids"].items()}
+    taken = {spec["image_token_id"], spec["boi_token_id"], spec["eoi_token_id"], spec["video_token_id"],
+             *stamps.values()}
+    free = (i for i in range(1, 1 << 31) if i not in taken)
+    special = {IMAGE: spec["image_token_id"], BOI: spec["boi_token_id"], EOI: spec["eoi_token_id"],
+               VIDEO: spec["video_token_id"], AUDIO: next(free), BOA: next(free), EOA: next(free),
+               "<bos>": next(free), "<pad>": next(free)}
+    chars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.?,\n"
+    vocab = {"<unk>": 0, **special, **stamps, **{c: next(free) for c in chars}}
+    tok = Tokenizer(models.BPE(vocab=vocab, merges=[], unk_token="<unk>"))
+    tok.normalizer = normalizers.Replace(" ", "▁")
+    tok.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in special])
+    for t, i in vocab.items():
+        assert tok.token_to_id(t) == i, (t, i, tok.token_to_id(t))
+    return PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="<unk>", pad_token="<pad>", extra_special_tokens={
+        "image_token": IMAGE, "boi_token": BOI, "eoi_token": EOI, "audio_token": AUDIO, "boa_token": BOA,
+        "eoa_token": EOA})
+
+
+def video_processing(spec: dict[str, Any]):
+    """The full ``Gemma4Processor`` (images on ``spec``'s backend, videos, :func:`video_tokenizer`)."""
+    import transformers
+
+    return transformers.Gemma4Processor(feature_extractor=transformers.Gemma4AudioFeatureExtractor(),
+                                        image_processor=image_processor(spec), tokenizer=video_tokenizer(spec),
+                                        video_processor=video_processor(spec))

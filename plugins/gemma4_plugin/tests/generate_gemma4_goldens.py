@@ -55,6 +55,11 @@ PRESET: dict[str, Any] = {
     "patch_size": 16, "max_soft_tokens": 280, "pooling_kernel_size": 3, "backend": "pil", "resample": "pil_bicubic",
     "do_rescale": True, "rescale_factor": 1 / 255, "do_normalize": False, "image_mean": [0.0, 0.0, 0.0],
     "image_std": [1.0, 1.0, 1.0], "alpha": "composite", "exif_transpose": False,
+    "video_token_id": 258884, "video_max_soft_tokens": 70, "video_do_sample_frames": True, "video_num_frames": 32,
+    "video_fps": None, "video_resample": "pil_bicubic", "video_do_rescale": True, "video_rescale_factor": 1 / 255,
+    "video_do_normalize": True, "video_image_mean": [0.0, 0.0, 0.0], "video_image_std": [1.0, 1.0, 1.0],
+    "timestamp_token_ids": dict(zip((*"0123456789", ":", " "), (236771, 236770, 236778, 236800, 236812, 236810, 236825,
+                                                                236832, 236828, 236819, 236787, 236743))),
 }
 CLIP_MEAN, CLIP_STD = [0.48145466, 0.4578275, 0.40821073], [0.26862954, 0.26130258, 0.27577711]
 # Every other budget, filter and rescale/normalize switch, on a few images each.

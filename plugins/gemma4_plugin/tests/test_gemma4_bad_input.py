@@ -12,6 +12,8 @@ from gemma4_plugin import Gemma4Family
 
 SPEC = mmf.preset("gemma4")
 IMAGE = SPEC["image_token_id"]
+VIDEO = SPEC["video_token_id"]
+FRAMES = np.zeros((6, 32, 48, 3), np.uint8)
 
 
 @pytest.fixture(scope="module")
@@ -25,8 +27,6 @@ def jpeg():
 
 
 class TestImageBadInput(ImageBadInput):
-    placeholder_noun = "media"
-
     @pytest.fixture
     def family_spec(self):
         return SPEC
@@ -37,7 +37,7 @@ class TestImageBadInput(ImageBadInput):
 
 
 def test_image_start_tokens_are_not_placeholders(pipe, jpeg):
-    with pytest.raises(mmf.LayoutError, match=f"prompt has 0 media placeholder.*but 2 media item.*{IMAGE}"):
+    with pytest.raises(mmf.LayoutError, match=f"prompt has 0 image placeholder.*but 2 image item.*{IMAGE}"):
         pipe.process(mmf.MmInput(images=[jpeg, jpeg], input_ids=[SPEC["boi_token_id"]] * 2))
 
 
@@ -79,6 +79,15 @@ def test_request_option_applies_to_every_image(pipe, jpeg):
     ({"resample": "nearest"}, r"resample"),
     ({"backend": "cuda"}, r"backend"),
     ({"image_seq_length": 280}, r"image_seq_length"),
+    ({"video_max_soft_tokens": 100}, r"video_max_soft_tokens.*must be one of"),
+    ({"video_fps": 2.0}, r"video_fps.*mutually exclusive"),
+    ({"video_num_frames": 0}, r"video_num_frames"),
+    ({"video_token_id": IMAGE}, r"video_token_id.*must differ"),
+    ({"video_do_rescale": False, "video_do_normalize": False}, r"video_do_normalize.*cannot both be false"),
+    ({"video_resample": "nearest"}, r"video_resample"),
+    ({"timestamp_token_ids": {"0": 1}}, r"timestamp_token_ids.*must map exactly"),
+    ({"timestamp_token_ids": {**SPEC["timestamp_token_ids"], ":": -1}}, r"timestamp_token_ids.*token ids in"),
+    ({"timestamp_token_ids": {**SPEC["timestamp_token_ids"], " ": VIDEO}}, r"timestamp_token_ids.*marker ids"),
 ])
 def test_bad_spec_names_the_field(fields, match):
     with pytest.raises(mmf.SpecError, match=match):
@@ -90,3 +99,26 @@ def test_stored_pixels_of_a_size_no_target_has_are_refused(shape):
     family = Gemma4Family({k: v for k, v in SPEC.items() if k != "family"})
     with pytest.raises(mmf.MediaError):
         family.mm_features_from_pixels(np.zeros(shape, np.uint8))
+
+
+@pytest.mark.parametrize(("spec", "video", "match"), [
+    # default_sample_indices_fn refuses more frames than the clip has.
+    ({}, mmf.VideoFrames(FRAMES, fps=10.0), r"item 0: video: cannot sample 32 frames from a clip of 6"),
+    # Sampling by rate needs the clip's rate.
+    ({"video_num_frames": None, "video_fps": 2.0}, mmf.VideoFrames(FRAMES), r"item 0: video: sampling at 2.0 fps"),
+])
+def test_unsampleable_clip_names_the_item(spec, video, match):
+    pipe = mmf.pipeline_from_spec({**SPEC, **spec})
+    with pytest.raises(mmf.MediaError, match=match):
+        pipe.process(mmf.MmInput(videos=[video], input_ids=[VIDEO]))
+
+
+def test_video_placeholders_must_match_the_videos(pipe, jpeg):
+    clip = mmf.VideoFrames(FRAMES, fps=10.0)
+    with pytest.raises(mmf.LayoutError, match=f"prompt has 0 video placeholder.*but 1 video item.*{VIDEO}"):
+        pipe.process(mmf.MmInput(images=[jpeg], videos=[clip], input_ids=[IMAGE], options={"num_frames": 2}))
+
+
+def test_bad_video_option_names_the_option_and_item(pipe):
+    with pytest.raises(mmf.SpecError, match=r"item 0: processor option num_frames=0.*video_num_frames"):
+        pipe.process(mmf.MmInput(videos=[mmf.Video(mmf.VideoFrames(FRAMES), num_frames=0)], input_ids=[VIDEO]))

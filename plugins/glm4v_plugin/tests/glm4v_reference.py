@@ -98,3 +98,48 @@ def rope_fn(merge_size: int):
     self = types.SimpleNamespace(config=config)
     self.get_vision_position_ids = types.MethodType(model_cls.get_vision_position_ids, self)
     return lambda **kw: model_cls.get_rope_index(self, **kw)
+
+
+# Text tokens of the video timestamps for the video tests' tokenizer: digits one by one,
+# but "12" merged, as a BPE may merge digit groups (docs/families/glm4v.md §7).
+STAMP_WORDS = {**{str(d): 20 + d for d in range(10)}, ".": 30, " seconds": 31, "12": 32, "video.": 33}
+
+
+def video_tokenizer(image_token_id: int):
+    """:func:`tokenizer` with the timestamp text's tokens too."""
+    import transformers
+    from tokenizers import AddedToken
+
+    table = specials(image_token_id)
+    words = {**WORDS, **STAMP_WORDS}
+    tok = transformers.LlamaTokenizer(vocab={**words, **table}, merges=[], extra_special_tokens={
+        "image_token": IMAGE_TOKEN, "video_token": "<|video|>"})
+    tok.add_tokens([AddedToken(t, special=True, normalized=False) for t in table], special_tokens=True)
+    tok.add_tokens([AddedToken(t, special=False, normalized=False) for t in words if t != "<unk>"])
+    return tok
+
+
+def stamp_ids(tok, texts) -> dict[str, list[int]]:
+    """The spec's ``video_timestamp_ids`` for ``texts`` as ``tok`` encodes each alone."""
+    return {t: token_ids(tok, t) for t in texts}
+
+
+def video_processor(spec: dict[str, Any], model: str = "glm4v"):
+    """The spec's video processor (GLM-4.1V's class or GLM-4.6V's), every argument explicit."""
+    import transformers
+
+    return getattr(transformers, VIDEO_CLASSES[model])(
+        size={"shortest_edge": spec["video_min_pixels"], "longest_edge": spec["video_max_pixels"]},
+        patch_size=spec["patch_size"], merge_size=spec["merge_size"], temporal_patch_size=spec["temporal_patch_size"],
+        image_mean=spec["image_mean"], image_std=spec["image_std"], fps=spec["video_fps"],
+        max_duration=spec["video_max_duration"], do_sample_frames=True, resample=3, do_resize=True, do_rescale=True,
+        rescale_factor=1 / 255, do_normalize=True, do_convert_rgb=True,
+    )
+
+
+def video_processor_full(spec: dict[str, Any], tok, model: str = "glm4v"):
+    """The model's processor with :func:`video_processor` (needs torchvision)."""
+    import transformers
+
+    return getattr(transformers, PROCESSORS[model])(image_processor=image_processor(spec, model), tokenizer=tok,
+                                                    video_processor=video_processor(spec, model))

@@ -95,3 +95,47 @@ def test_stored_pixels_rebuild_the_features():
     assert stored.shape == (476, 644, 3)
     again = family.mm_features_from_pixels(stored)
     assert again.feature.array.tobytes() == out.items[0].feature.array.tobytes()
+
+
+# -- video ------------------------------------------------------------------------------
+
+VIDEO = PRESET["video_token_id"]
+STAMPS = {"0": [20], "1": [21]}
+VIDEO_SPEC = {**PRESET, "video_timestamp_ids": STAMPS}
+
+
+def frames(n: int = 4, h: int = 48, w: int = 64, fps: float | None = 2.0) -> mmf.VideoFrames:
+    rng = np.random.default_rng(n * h + w)
+    return mmf.VideoFrames(rng.integers(0, 256, (n, h, w, 3), dtype=np.uint8), fps=fps)
+
+
+def run_video(clip, spec=VIDEO_SPEC, ids=None):
+    pipe = mmf.pipeline_from_spec(spec)
+    return pipe.process(mmf.MmInput(videos=[clip], input_ids=ids or [1, VIDEO, 2]))
+
+
+VIDEO_ROWS = [
+    ("no fps", lambda: run_video(frames(fps=None)), mmf.MediaError, "item 0: .*needs the clip's fps"),
+    ("no timestamp ids", lambda: run_video(frames(), spec=PRESET), mmf.UnsupportedError,
+     "frame timestamps as text.*video_timestamp_ids"),
+    ("timestamp not in the table", lambda: run_video(frames(8)), mmf.UnsupportedError,
+     "timestamp '2' is not in the spec's video_timestamp_ids"),
+    ("two placeholders", lambda: run_video(frames(), ids=[1, VIDEO, VIDEO, 2]), mmf.LayoutError,
+     r"2 video placeholder\(s\) but 1 video item"),
+    ("no placeholder", lambda: run_video(frames(), ids=[1, 2]), mmf.LayoutError,
+     r"0 video placeholder\(s\) but 1 video item"),
+    ("aspect ratio above 200", lambda: run_video(frames(h=1, w=300)), mmf.MediaError,
+     "item 0: .*absolute aspect ratio must be smaller than 200"),
+    # GLM-4.6V's sampler on a 1-frame encoded clip: golden_video/rejections.
+    ("temporal patch over the frames", lambda: run_video(frames(1, fps=1.0), spec={**VIDEO_SPEC,
+                                                                                   "temporal_patch_size": 3}),
+     mmf.MediaError, "item 0: .*t:2 must be larger than temporal_factor:3"),
+    ("spec without video", lambda: run_video(frames(), spec={**VIDEO_SPEC, "video_token_id": None}),
+     mmf.UnsupportedError, "item 0: family 'glm4v' does not take video"),
+]
+
+
+@pytest.mark.parametrize(("why", "call", "error", "match"), VIDEO_ROWS, ids=[r[0] for r in VIDEO_ROWS])
+def test_bad_video_is_refused(why, call, error, match):
+    with pytest.raises(error, match=match):
+        call()

@@ -16,9 +16,11 @@ import pytest
 from . import glm4v_images as images
 import mm_framework as mmf
 from mm_framework.testing import FamilyConformance, framed_prompt
+from glm4v_plugin.spec import VIDEO_DEFAULTS
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "cases"
-OPTIONAL = frozenset({"backend", "alpha", "exif_transpose"})
+GOLDEN_VIDEO = Path(__file__).resolve().parent / "golden_video" / "cases"
+OPTIONAL = frozenset({"backend", "alpha", "exif_transpose", *VIDEO_DEFAULTS})
 # [gMASK] <sop> <|user|>, <|begin_of_image|> <|end_of_image|>, <|assistant|>.
 GMASK, SOP, USER, START, END, ASSISTANT = 151331, 151333, 151336, 151339, 151340, 151337
 
@@ -43,6 +45,23 @@ class TestGlm4vPresetConformance(_GlmPrompts):
     @pytest.fixture
     def family_spec(self):
         return mmf.preset("glm4_1v_9b_thinking")
+
+    @pytest.fixture
+    def golden_image_source(self):
+        return images.make
+
+
+class TestGlm4vVideoConformance(_GlmPrompts):
+    """The suite on a spec that takes videos (small bounds, a few timestamp ids); replays the
+    video goldens (``generate_glm4v_video_goldens.py``: clips alone and between images,
+    both generations, each case with its own spec)."""
+
+    golden_dir = GOLDEN_VIDEO
+
+    @pytest.fixture
+    def family_spec(self):
+        return {**mmf.preset("glm4_6v"), "min_pixels": 28 * 28, "max_pixels": 112 * 112,
+                "video_timestamp_ids": {"0.0 seconds": [20, 30, 20, 31]}}
 
     @pytest.fixture
     def golden_image_source(self):

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 
 import pytest
 
 import mm_framework as mmf
-from glm4v_plugin.hf_config import KNOWN, resolve
+from glm4v_plugin.hf_config import KNOWN, VIDEO_KNOWN, resolve
 
 # A published preprocessor_config.json (GLM-4.6V-Flash's; GLM-4.1V's and GLM-4.5V's name the
 # Glm4v classes).
@@ -19,6 +20,13 @@ PREPROCESSOR = {
     "image_std": [0.26862954, 0.26130258, 0.27577711], "image_processor_type": "Glm46VImageProcessor",
     "processor_class": "Glm46VProcessor",
 }
+# video_preprocessor_config.json as GLM-4.1V-9B-Thinking publishes it (the class defaults;
+# GLM-4.6V-Flash's names the Glm46V classes).
+VIDEO = {"size": {"shortest_edge": 12544, "longest_edge": 47040000}, "do_resize": True, "patch_size": 14,
+         "temporal_patch_size": 2, "merge_size": 2, "image_mean": PREPROCESSOR["image_mean"],
+         "image_std": PREPROCESSOR["image_std"], "video_processor_type": "Glm4vVideoProcessor",
+         "processor_class": "Glm4vProcessor"}
+VIDEO46 = {**VIDEO, "video_processor_type": "Glm46VVideoProcessor", "processor_class": "Glm46VProcessor"}
 GLM4V = {**PREPROCESSOR, "image_processor_type": "Glm4vImageProcessor", "processor_class": "Glm4vProcessor"}
 VISION = {"patch_size": 14, "spatial_merge_size": 2, "temporal_patch_size": 2, "image_size": 336}
 CONFIG = {"model_type": "glm4v", "image_token_id": 151343, "image_start_token_id": 151339,
@@ -28,11 +36,12 @@ CONFIG = {"model_type": "glm4v", "image_token_id": 151343, "image_start_token_id
 @pytest.mark.parametrize(("config", "pp", "preset"), [
     (CONFIG, GLM4V, "glm4_1v_9b_thinking"),
     ({**CONFIG, "model_type": "glm4v_moe", "image_token_id": 151363}, GLM4V, "glm4_5v"),
-    ({**CONFIG, "image_token_id": 151363}, PREPROCESSOR, "glm4_6v"),
-    ({**CONFIG, "model_type": "glm46v", "image_token_id": 151363}, PREPROCESSOR, "glm4_6v"),
+    ({**CONFIG, "image_token_id": 151363, "video_token_id": 151364}, PREPROCESSOR, "glm4_6v"),
+    ({**CONFIG, "model_type": "glm46v", "image_token_id": 151363, "video_token_id": 151364}, PREPROCESSOR, "glm4_6v"),
 ], ids=["glm4_1v", "glm4_5v", "glm4_6v_flash", "glm46v"])
 def test_the_configs_give_the_presets(config, pp, preset):
-    assert mmf.spec_from_hf_configs(config, pp) == mmf.preset(preset)
+    video = VIDEO46 if pp is PREPROCESSOR else VIDEO
+    assert mmf.spec_from_hf_configs(config, pp, video) == mmf.preset(preset)
 
 
 def test_other_models_are_not_claimed():
@@ -43,7 +52,9 @@ def test_other_models_are_not_claimed():
 @pytest.mark.parametrize(("model_type", "token"), [("glm4v", 151343), ("glm46v", 151343), ("glm4v_moe", 151363)])
 def test_missing_keys_take_transformers_defaults(model_type, token):
     spec = resolve({"model_type": model_type}, {})
-    assert spec == {**mmf.preset("glm4_1v_9b_thinking"), "image_token_id": token, "max_pixels": 28 * 28 * 15000}
+    video = {"glm4v": 151344, "glm46v": 151344, "glm4v_moe": 151364}[model_type]
+    assert spec == {**mmf.preset("glm4_1v_9b_thinking"), "image_token_id": token, "max_pixels": 28 * 28 * 15000,
+                    "video_token_id": video, "video_variant": "glm46v" if model_type == "glm46v" else "glm4v"}
 
 
 def test_the_files_fields_are_followed():
@@ -105,7 +116,9 @@ def test_the_key_set_is_what_transformers_writes():
     for cls in classes:
         written = json.loads(cls().to_json_string())
         assert set(written) <= KNOWN, set(written) - KNOWN
-        assert resolve(CONFIG, written) == {**mmf.preset("glm4_1v_9b_thinking"), "max_pixels": 28 * 28 * 15000}
+        # No video config: the video processor reads this file too (AutoVideoProcessor).
+        assert resolve(CONFIG, written) == {**mmf.preset("glm4_1v_9b_thinking"), "max_pixels": 28 * 28 * 15000,
+                                            "video_max_pixels": 28 * 28 * 15000}
 
 
 def test_min_and_max_pixels_do_not_change_the_reference():
@@ -113,3 +126,59 @@ def test_min_and_max_pixels_do_not_change_the_reference():
     transformers = pytest.importorskip("transformers")
     ip = transformers.Glm4vImageProcessorPil(**{**GLM4V, "min_pixels": 784, "max_pixels": 200704})
     assert (ip.size["shortest_edge"], ip.size["longest_edge"]) == (12544, 9633792)
+
+
+# -- video_preprocessor_config.json ----------------------------------------------------
+
+
+def test_video_fields_follow_the_video_config():
+    doc = {**VIDEO, "size": {"shortest_edge": 784, "longest_edge": 100000}, "fps": 3, "max_duration": 60}
+    spec = resolve({**CONFIG, "video_token_id": 9}, GLM4V, doc)
+    got = {k: spec[k] for k in ("video_token_id", "video_min_pixels", "video_max_pixels", "video_fps",
+                                "video_max_duration", "video_variant")}
+    assert got == {"video_token_id": 9, "video_min_pixels": 784, "video_max_pixels": 100000, "video_fps": 3.0,
+                   "video_max_duration": 60, "video_variant": "glm4v"}
+    assert "video_timestamp_ids" not in spec or spec["video_timestamp_ids"] is None
+
+
+def test_without_a_video_config_the_preprocessor_config_is_the_source():
+    # AutoVideoProcessor builds the video processor from preprocessor_config.json then.
+    spec = resolve(CONFIG, GLM4V)
+    assert (spec["video_min_pixels"], spec["video_max_pixels"]) == (12544, 9633792)
+    assert resolve(CONFIG, PREPROCESSOR)["video_variant"] == "glm46v"
+
+
+def test_the_video_processor_class_names_the_variant():
+    assert resolve(CONFIG, {}, {**VIDEO, "video_processor_type": "Glm46VVideoProcessor",
+                                "processor_class": None})["video_variant"] == "glm46v"
+    assert resolve({**CONFIG, "model_type": "glm46v"}, {}, None)["video_variant"] == "glm46v"
+
+
+VIDEO_REFUSED = [
+    ("do_sample_frames", False, "'do_sample_frames' must be True"),
+    ("resample", 2, "'resample' must be 3"),
+    ("video_processor_type", "Qwen2VLVideoProcessor", "'video_processor_type' must be one of"),
+    ("processor_class", "Glm46VProcessor", "different GLM generations"),
+    ("patch_size", 16, "'patch_size' is 16 for video but 14 for images"),
+    ("image_mean", [0.5] * 3, "'image_mean' is"),
+    ("size", {"longest_edge": 100000}, "'size' must hold exactly shortest_edge and longest_edge"),
+    ("device", "cpu", "'device' is not supported for video by the glm4v family"),
+    ("fps", 0, "video_fps"),
+    ("max_duration", -1, "video_max_duration"),
+]
+
+
+@pytest.mark.parametrize(("key", "value", "message"), VIDEO_REFUSED, ids=[r[0] for r in VIDEO_REFUSED])
+def test_video_values_not_implemented_are_refused(key, value, message):
+    with pytest.raises(mmf.SpecError, match=re.escape(message)):
+        resolve(CONFIG, GLM4V, {**VIDEO, key: value})
+
+
+@pytest.mark.parametrize("cls", ["Glm4vVideoProcessor", "Glm46VVideoProcessor"])
+def test_every_key_the_video_processors_write_is_consumed(cls):
+    pytest.importorskip("torchvision")
+    transformers = pytest.importorskip("transformers")
+    written = json.loads(getattr(transformers, cls)().to_json_string())
+    assert set(written) <= VIDEO_KNOWN, set(written) - VIDEO_KNOWN
+    spec = resolve(CONFIG if cls == "Glm4vVideoProcessor" else {**CONFIG, "model_type": "glm46v"}, {}, written)
+    assert spec["video_variant"] == ("glm4v" if cls == "Glm4vVideoProcessor" else "glm46v")

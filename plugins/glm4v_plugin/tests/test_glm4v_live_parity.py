@@ -179,8 +179,8 @@ def test_placeholder_text_is_the_processors_image_token():
     tok = ref.tokenizer(PRESET["image_token_id"])
     proc = ref.processor(PRESET, tok)
     pipe = mmf.pipeline_from_spec(PRESET)
-    assert pipe.capabilities.placeholder_texts == {"image": proc.image_token}
-    assert pipe.capabilities.placeholders == {"image": proc.image_token_id}
+    assert pipe.capabilities.placeholder_texts == {"image": proc.image_token, "video": proc.video_token}
+    assert pipe.capabilities.placeholders == {"image": proc.image_token_id, "video": proc.video_token_id}
     text = PROMPTS[1]
     data = [images.make("photo_640x480.jpg"), images.make("tiny_10x10.png")]
     want = proc(text=[text], images=[Image.open(io.BytesIO(d)) for d in data], return_tensors="np")

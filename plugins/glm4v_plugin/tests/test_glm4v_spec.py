@@ -23,7 +23,13 @@ def test_the_presets_are_the_published_values():
     assert s.to_dict() == PRESET == PRESETS["glm4_1v_9b_thinking"]
     # GLM-4.5V and GLM-4.6V: the same processor, <|image|> at its GLM-4.5 vocabulary id.
     for name in ("glm4_5v", "glm4_6v"):
-        assert mmf.preset(name) == {**PRESET, "image_token_id": 151363} == PRESETS[name]
+        video = {"video_token_id": 151364, "video_variant": "glm4v" if name == "glm4_5v" else "glm46v"}
+        assert mmf.preset(name) == {**PRESET, "image_token_id": 151363, **video} == PRESETS[name]
+    # Video: the classes' defaults (the published video_preprocessor_config.json values), no
+    # timestamp ids (the real tokenizers are not available offline: docs/families/glm4v.md §7).
+    assert (s.video_token_id, s.image_start_token_id, s.image_end_token_id) == (151344, 151339, 151340)
+    assert (s.video_min_pixels, s.video_max_pixels, s.video_fps, s.video_max_duration) == (12544, 47040000, 2.0, 300)
+    assert (s.video_variant, s.video_timestamp_ids) == ("glm4v", None)
 
 
 def test_a_spec_round_trips_through_the_pipeline():
@@ -53,6 +59,24 @@ BAD = [
     ("merge_size", 1000, "exceeds"),
     ("max_pixels", 100, "at least (patch_size * merge_size)**2 = 784"),
     ("min_pixels", 9633793, "must not exceed max_pixels"),
+    # Video fields.
+    ("video_token_id", -1, "must be >= 0"),
+    ("video_token_id", "x", "must be an integer or null"),
+    ("image_start_token_id", 2**31, "must be <= 2147483647"),
+    ("video_variant", "glm45v", "must be one of"),
+    ("video_min_pixels", 0, "greater than zero"),
+    ("video_max_pixels", 1567, "at least one merged block per temporal patch"),
+    ("video_min_pixels", 47040001, "must not exceed video_max_pixels"),
+    ("video_fps", 0, "greater than zero"),
+    ("video_fps", float("inf"), "finite"),
+    ("video_max_duration", 0, "greater than zero"),
+    ("video_max_duration", 10**6, "must be <= 86400"),
+    ("video_token_id", 151343, "must differ from image_token_id"),
+    ("video_timestamp_ids", [1, 2], "must be an object"),
+    ("video_timestamp_ids", {"": [1]}, "keys must be non-empty strings"),
+    ("video_timestamp_ids", {"0": []}, "must map to a non-empty list of token ids"),
+    ("video_timestamp_ids", {"0": [-1]}, "must map to a non-empty list of token ids"),
+    ("video_timestamp_ids", {"0": [True]}, "must map to a non-empty list of token ids"),
 ]
 
 
@@ -73,3 +97,19 @@ def test_a_missing_required_field_is_named(field):
 def test_an_unknown_field_is_named():
     with pytest.raises(mmf.SpecError, match="max_pixel"):
         mmf.pipeline_from_spec({**PRESET, "max_pixel": 1000})
+
+
+def test_timestamp_ids_round_trip_as_a_mapping():
+    spec = {**PRESET, "video_timestamp_ids": {"1": [21], "0": [20], "12": [32]}}
+    assert mmf.pipeline_from_spec(spec).spec["video_timestamp_ids"] == {"0": [20], "1": [21], "12": [32]}
+
+
+def test_timestamp_texts_cover_every_text_of_a_clip():
+    from glm4v_plugin import timestamp_texts
+    from glm4v_plugin.video import timestamp_text
+
+    for variant in ("glm4v", "glm46v"):
+        texts = set(timestamp_texts(variant, 30))
+        for fps in (7.5, 10, 23.976, 24, 25, 29.97, 30, 59.94):
+            for i in range(int(30 * fps)):
+                assert timestamp_text(i / fps, variant) in texts, (variant, fps, i)
