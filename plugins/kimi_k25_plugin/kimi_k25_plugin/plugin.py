@@ -2,20 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from mm_framework import plugin as mmp
 
 from .family import KimiK25Family
 from .hf_config import resolve
 from .spec import FAMILY, PRESETS
 
-mm_register_families, mm_register_presets, _ = mmp.discovery_hooks({FAMILY: KimiK25Family}, PRESETS, resolve)
-
-
-@mmp.hookimpl
-def mm_spec_from_hf_configs(config: Mapping[str, Any], preprocessor_config: Mapping[str, Any],
-                            video_preprocessor_config: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    # The video processor's own file when the model has one (discovery_hooks passes no video config).
-    return resolve(config, preprocessor_config, video_preprocessor_config)
+mm_register_families, mm_register_presets, mm_spec_from_hf_configs = mmp.discovery_hooks(
+    {FAMILY: KimiK25Family}, PRESETS, resolve, video=True)
