@@ -122,8 +122,7 @@ class KimiVideo:
         if v.text_ids is None:
             raise mmp.UnsupportedError(
                 "kimi_k25: a video's prompt holds timestamp text whose ids only the Kimi tokenizer knows; give the "
-                "spec's video_text_token_ids (kimi_k25_plugin.video_text_token_ids(tokenizer.encode)) or send the "
-                "chat through mm_framework.Processor")
+                "spec's video_text_token_ids (kimi_k25_plugin.video_text_token_ids(tokenizer.encode) builds it)")
         word = [*v.text_ids["video"]]
         pads = [v.video_token_id] * self.chunk_tokens(grid)
         ids: list[int] = []
