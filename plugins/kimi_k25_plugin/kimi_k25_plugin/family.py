@@ -1,4 +1,4 @@
-"""The ``kimi_k25`` family processor: one still image in, transformers 5.24's tensors out.
+"""The ``kimi_k25`` family processor: one still image (or video, :mod:`.video`) in, transformers 5.24's tensors out.
 
 Per item (docs/families/kimi_k25.md §2): :func:`.sizing.navit_resize` picks the resized
 size and the padded canvas from the image's size alone; the decoded RGB image is resized

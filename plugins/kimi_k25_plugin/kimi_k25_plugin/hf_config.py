@@ -40,7 +40,7 @@ CLASS_DEFAULTS: dict[str, Any] = {
 KNOWN = {*PINNED, *CLASS_DEFAULTS, *CLASS_NAMES}
 IMAGE_TOKEN_ID = 163605  # Kimi_K25Config's default, <|media_pad|>
 # Kimi_K25Config's video_token_id, vision_start/end_token_id, and <|media_content|> (not in the config;
-# the Kimi K2 tokenizer's, from memory: docs/families/kimi_k25.md §6).
+# the Kimi K2 tokenizer's, from memory: docs/families/kimi_k25.md §5).
 VIDEO_IDS = {"video_token_id": 163840, "vision_start_token_id": 163602, "vision_end_token_id": 163604}
 MEDIA_CONTENT_ID = 163603
 VIDEO_NAMES = {"video_processor_type": frozenset({"Kimi_K25VideoProcessor"}),

@@ -131,7 +131,7 @@ def parse_spec(params: Mapping[str, Any]) -> KimiK25Spec:
 # IMAGENET_STANDARD mean = std = 0.5, rescale 1/255) and Kimi_K25Config's image_token_id
 # (<|media_pad|> 163605 in the Kimi K2 vocabulary); Kimi_K25VideoProcessor's class defaults (2 fps,
 # max_patches 4096, 512 per side, chunks of 4 frames) and Kimi_K25Config's video_token_id 163840,
-# vision_start/end_token_id 163602/163604; <|media_content|> 163603 (§6: not verified).
+# vision_start/end_token_id 163602/163604; <|media_content|> 163603 (§5: not verified).
 PRESETS: dict[str, dict[str, Any]] = {
     "kimi_k2_5": KimiK25Spec(
         image_token_id=163605, patch_size=14, merge_size=2, max_patches=16384, max_size_per_side=512,

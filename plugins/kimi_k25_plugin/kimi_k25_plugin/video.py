@@ -1,5 +1,5 @@
 """One video item of the ``kimi_k25`` family (transformers 5.24's ``Kimi_K25VideoProcessor`` and
-``Kimi_K25Processor.replace_video_token``), docs/families/kimi_k25.md §6.
+``Kimi_K25Processor.replace_video_token``), docs/families/kimi_k25.md §5.
 
 Frames are sampled at ``fps`` (``default_sample_indices_fn``), cut into chunks of
 ``temporal_patch_size`` frames (the last may be shorter), every frame sized by ``navit_resize``

@@ -2,7 +2,7 @@
 
 A spec without ``video_token_id`` takes no video. The ids of the text inside a video's expansion
 (the timestamp pieces and the word ``video``) cannot be known without the Kimi tokenizer, so they
-are the optional ``video_text_token_ids`` table (docs/families/kimi_k25.md §6); without it a
+are the optional ``video_text_token_ids`` table (docs/families/kimi_k25.md §5); without it a
 video is processed and counted, but a prompt given as ids cannot be expanded (``UnsupportedError``).
 """
 
