@@ -47,3 +47,22 @@ class TestKimiK25PresetConformance(_Prompts):
     @pytest.fixture
     def golden_image_source(self):
         return kimi_k25_images.make
+
+
+class TestKimiK25VideoConformance(_Prompts):
+    """The suite on the preset with the test tokenizer's video text ids; replays the video goldens
+    (``golden_video/conformance``: clips alone, two clips beside an image, every video option, each
+    case with its own spec) through the same harness."""
+
+    golden_dir = GOLDEN.parent.parent / "golden_video" / "conformance" / "cases"
+
+    @pytest.fixture
+    def family_spec(self):
+        from . import kimi_k25_reference
+
+        spec = mmf.preset("kimi_k2_5")
+        return {**spec, "video_text_token_ids": kimi_k25_reference.text_ids(spec)}
+
+    @pytest.fixture
+    def golden_image_source(self):
+        return kimi_k25_images.make

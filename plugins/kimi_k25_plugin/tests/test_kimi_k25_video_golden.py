@@ -14,7 +14,7 @@ from . import kimi_k25_images, kimi_k25_reference as ref
 import mm_framework as mmf
 from kimi_k25_plugin import KimiK25Family
 from mm_framework import plugin as mmp
-from mm_framework.testing import digest
+from mm_framework.testing import assert_rejection, digest, load_cases
 from mm_framework.testing.records import sha256
 
 HERE = Path(__file__).resolve().parent / "golden_video"
@@ -75,6 +75,19 @@ def test_case(case):
     for data, indices in zip(_clips(case), exp["frames_indices"]):
         clip = mmp.decode_clip(data, fam.mm_sample_frames, max_frames=1 << 20, max_pixels=1 << 40)
         assert list(clip.indices) == indices
+
+
+def test_the_conformance_copies_hold_every_case():
+    """``golden_video/conformance`` (replayed by ``TestKimiK25VideoConformance``) is written from the
+    same reference runs: one case per accepted case, one rejection per refused one."""
+    root = HERE / "conformance"
+    assert [c.name for c in load_cases(root / "cases")] == [c["name"] for c in ACCEPTED]
+    assert [c.name for c in load_cases(root / "rejections")] == [c["name"] for c in REJECTED]
+
+
+@pytest.mark.parametrize("case", load_cases(HERE / "conformance" / "rejections"), ids=lambda c: c.name)
+def test_conformance_rejection(case):
+    assert_rejection(case, kimi_k25_images.make, naming_item=True)
 
 
 @pytest.mark.parametrize("case", REJECTED, ids=[c["name"] for c in REJECTED])

@@ -12,6 +12,11 @@ the reference gave: the expanded ids, ``pixel_values_videos`` (dtype, shape, bla
 for the mixed case also ``pixel_values`` and ``image_grid_thw``. A request the reference refuses
 is recorded with its error (``rejection``). Only the record helpers of mm_framework are used
 (blake3 digests, library versions), never its processing.
+
+The same reference runs are also written in ``mm_framework.testing.golden``'s schema under
+``conformance/`` (per item its content hash, feature and aux, the expanded ids, offsets from the
+first to the last video token, ``rope1d``), which ``FamilyConformance`` replays; those specs hold
+the test tokenizer's ``video_text_token_ids``.
 """
 
 from __future__ import annotations
@@ -29,7 +34,9 @@ sys.path.insert(0, os.path.dirname(HERE))
 import kimi_k25_clips  # noqa: E402
 import kimi_k25_images  # noqa: E402
 import kimi_k25_reference as ref  # noqa: E402
-from mm_framework.testing.records import digest, reference_versions, sha256  # noqa: E402
+from mm_framework.testing.records import (  # noqa: E402
+    content_hash, digest, file_case, ids_doc, reference_versions, sha256, tensor_doc,
+)
 
 PRESET = {  # kimi_k2_5, written out: the replay pins the shipped preset to it
     "family": "kimi_k25", "image_token_id": 163605, "patch_size": 14, "merge_size": 2, "max_patches": 16384,
@@ -111,11 +118,60 @@ def run(name: str, variant: str, clips: list[str], image: str | None, prompt: st
         "expansion_text": [proc.replace_video_token(vids, video_idx=k) for k in range(len(videos))],
     }
     assert digest(np.asarray(vids["pixel_values_videos"])) == expected["pixel_values_videos"]["blake3"]
+    buf = io.BytesIO()
+    np.save(buf, np.asarray(out["pixel_values_videos"]))
+    case["_pvv"] = buf.getvalue()
     if images is not None:
         expected["pixel_values"] = tensor(out["pixel_values"])
         expected["image_grid_thw"] = np.asarray(out["image_grid_thw"]).tolist()
     case["expected"] = expected
     return case
+
+
+def conformance_case(case: dict[str, Any], datas: list[bytes], image: bytes | None) -> dict[str, Any]:
+    """``case`` in the golden schema: items in prompt order, each with its slice of the reference's
+    tensors (a video's rows are its frames' patches; its aux ``video_thw`` sums its chunks' frames)."""
+    spec = {**case["spec"], "video_text_token_ids": ref.text_ids(case["spec"])}
+    doc: dict[str, Any] = {
+        "name": case["name"], "spec": spec, "prompt_ids": case["prompt_ids"],
+        "images": [] if image is None else [{"name": case["image"], "blake3": digest(image)}],
+        "videos": [f"../../../clips/{c['file']}" for c in case["clips"]], "provenance": case["provenance"],
+    }
+    if "rejection" in case:
+        doc["reference_error"] = f"{case['rejection']['error']}: {case['rejection']['message']}"
+        return doc
+    exp = case["expected"]
+    ids = np.asarray(exp["input_ids"], dtype=np.int64)
+    vid, pad = spec["video_token_id"], spec["image_token_id"]
+    items = []  # (start, end, hash, feature, aux)
+    pos_v = np.flatnonzero(ids == vid)
+    rows = iter(exp["video_grid_thw"])
+    pvv = np.load(io.BytesIO(case.pop("_pvv")))
+    at_row, at_tok = 0, 0
+    for k, data in enumerate(datas):
+        chunks = int(np.ceil(len(exp["frames_indices"][k]) / spec["temporal_patch_size"]))
+        mine = [next(rows) for _ in range(chunks)]
+        per_chunk = mine[0][1] * mine[0][2] // spec["merge_size"] ** 2
+        toks = pos_v[at_tok : at_tok + chunks * per_chunk]
+        at_tok += chunks * per_chunk
+        frames = sum(r[0] for r in mine)
+        n = frames * mine[0][1] * mine[0][2]
+        feature = tensor_doc("f32", np.ascontiguousarray(pvv[at_row : at_row + n]))
+        at_row += n
+        aux = {"video_thw": {"dtype": "i64", "shape": [3], "values": [frames, mine[0][1], mine[0][2]]}}
+        items.append((int(toks[0]), int(toks[-1]), content_hash(data), feature, aux))
+    if image is not None:
+        pads = np.flatnonzero(ids == pad)
+        aux = {"image_grid_thw": {"dtype": "i64", "shape": [3], "values": exp["image_grid_thw"][0]}}
+        feature = {**exp["pixel_values"], "dtype": "f32"}  # the one image's rows: all of pixel_values
+        assert exp["pixel_values"]["dtype"] == "float32"
+        items.append((int(pads[0]), int(pads[-1]), content_hash(image), feature, aux))
+    items.sort(key=lambda it: it[0])
+    doc["expected"] = {
+        "hashes": [it[2] for it in items], "features": [it[3] for it in items], "aux": [it[4] for it in items],
+        "input_ids": ids_doc(ids), "offsets": [[it[0], it[1]] for it in items], "positions": {"kind": "rope1d"},
+    }
+    return doc
 
 
 def main() -> None:
@@ -128,9 +184,16 @@ def main() -> None:
     import av
 
     versions = {**reference_versions(), "av": av.__version__}
+    conformance = os.path.join(HERE, "conformance")
     for name, (variant, clips, image, prompt) in CASES.items():
         case = run(name, variant, clips, image, prompt)
         case["provenance"] = {"generator": "generate_kimi_k25_video_goldens.py", **versions}
+        datas = [open(os.path.join(HERE, "clips", c["file"]), "rb").read() for c in case["clips"]]
+        golden = conformance_case(case, datas, None if image is None else kimi_k25_images.make(image))
+        rejection = None
+        if "reference_error" in golden:  # the one refusal: more frames asked than the clip has
+            rejection = {"type": "MediaError", "item": 0, "match": "more than the clip has"}
+        print(file_case(golden, rejection, os.path.join(conformance, "cases"), os.path.join(conformance, "rejections")))
         with open(os.path.join(HERE, "cases", f"{name}.json"), "w", encoding="utf-8") as fh:
             json.dump(case, fh, indent=1, sort_keys=True)
             fh.write("\n")
