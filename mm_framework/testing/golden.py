@@ -294,9 +294,10 @@ def replay_case(
 
 
 def run_case(case: GoldenCase, make: Callable[[str], bytes]) -> tuple[Pipeline, Output]:
-    """The pipeline of ``case``'s spec and its output for the case's images (from ``make``) and prompt."""
+    """The pipeline of ``case``'s spec and its output for the case's request (:meth:`GoldenCase.request`:
+    its images from ``make``, its video and audio clips, its prompt)."""
     pipe = pipeline_from_spec(case.doc["spec"])
-    return pipe, pipe.process(MmInput(images=case.images(make), input_ids=case.doc["prompt_ids"]))
+    return pipe, pipe.process(case.request(make))
 
 
 def assert_rejection(case: GoldenCase, make: Callable[[str], bytes], *, naming_item: bool = False) -> None:

@@ -4,5 +4,6 @@
 from .family import KimiK25Family
 from .sizing import navit_resize
 from .spec import FAMILY, PRESETS, KimiK25Spec, parse_spec
+from .video_spec import video_text_token_ids
 
-__all__ = ["FAMILY", "PRESETS", "KimiK25Family", "KimiK25Spec", "navit_resize", "parse_spec"]
+__all__ = ["FAMILY", "PRESETS", "KimiK25Family", "KimiK25Spec", "navit_resize", "parse_spec", "video_text_token_ids"]

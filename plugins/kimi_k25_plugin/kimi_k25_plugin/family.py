@@ -1,4 +1,4 @@
-"""The ``kimi_k25`` family processor: one still image in, transformers 5.24's tensors out.
+"""The ``kimi_k25`` family processor: one still image (or video, :mod:`.video`) in, transformers 5.24's tensors out.
 
 Per item (docs/families/kimi_k25.md §2): :func:`.sizing.navit_resize` picks the resized
 size and the padded canvas from the image's size alone; the decoded RGB image is resized
@@ -23,8 +23,10 @@ from mm_framework import plugin as mmp
 
 from .sizing import navit_resize
 from .spec import parse_spec
+from .video import KimiVideo, VideoGrid
 
 IMAGE_TOKEN = "<|media_pad|>"
+VIDEO_TOKEN = "<|kimi_k25_video_placeholder|>"
 # The processor options a request may set per item (image processor call kwargs), each the
 # spec field of the same name.
 ITEM_OPTIONS = {"max_patches": "max_patches"}
@@ -38,6 +40,7 @@ class KimiK25Family:
         s = self.spec
         self.norm = s.channel_norm()
         self._decode_options = mmp.DecodeOptions(alpha=s.alpha, exif_transpose=s.exif_transpose)
+        self.video = None if s.video is None else KimiVideo(s.video, s.patch_size, s.merge_size, self.norm)
 
     def sizes(self, width: int, height: int) -> tuple[tuple[int, int], tuple[int, int]]:
         """``((resized_h, resized_w), (padded_h, padded_w))`` of a ``width`` x ``height`` image."""
@@ -55,10 +58,14 @@ class KimiK25Family:
 
     @mmp.hookimpl
     def mm_capabilities(self) -> mmp.Capabilities:
+        marks, texts = {"image": self.spec.image_token_id}, {"image": IMAGE_TOKEN}
+        outputs = {"image": mmp.ItemOutputs("f32", {"image_grid_thw": ("i64", (3,))})}
+        if self.video is not None:
+            marks["video"], texts["video"] = self.video.video.video_token_id, VIDEO_TOKEN
+            outputs["video"] = mmp.ItemOutputs("f32", {"video_thw": ("i64", (3,))})
         return mmp.Capabilities(
-            id_range=(0, 2**31 - 1), placeholders={"image": self.spec.image_token_id},
-            placeholder_texts={"image": IMAGE_TOKEN}, item_options={"image": ITEM_OPTIONS},
-            outputs={"image": mmp.ItemOutputs("f32", {"image_grid_thw": ("i64", (3,))})},
+            modalities=tuple(marks), id_range=(0, 2**31 - 1), placeholders=marks, placeholder_texts=texts,
+            item_options={"image": ITEM_OPTIONS}, outputs=outputs,
         )
 
     @mmp.hookimpl
@@ -66,7 +73,13 @@ class KimiK25Family:
         return self._decode_options
 
     @mmp.hookimpl
-    def mm_process_item(self, media: mmp.DecodedImage) -> mmp.ProcessedItem:
+    def mm_sample_frames(self, header: mmp.ClipHeader) -> list[int] | None:
+        return self._video().sample(header.total_frames, header.fps)
+
+    @mmp.hookimpl
+    def mm_process_item(self, media: mmp.DecodedImage | mmp.VideoClip) -> mmp.ProcessedItem:
+        if isinstance(media, mmp.VideoClip):
+            return self._video().process(media)
         return self.mm_features_from_pixels(self.mm_stored_pixels(media))
 
     @mmp.hookimpl
@@ -101,23 +114,67 @@ class KimiK25Family:
         )
 
     @mmp.hookimpl
-    def mm_layout(self, input_ids: np.ndarray, geometries: Sequence[Any]) -> mmp.TokenLayout:
-        counts = [self.tokens(_grid(g)) for g in geometries]
-        return mmp.layout_by_placeholder(input_ids, self.spec.image_token_id, counts)
+    def mm_layout(self, input_ids: np.ndarray, geometries: Sequence[Any], modalities: Sequence[str]
+                  ) -> mmp.TokenLayout:
+        if "video" not in modalities:
+            counts = [self.tokens(_grid(g)) for g in geometries]
+            return mmp.layout_by_placeholder(input_ids, self.spec.image_token_id, counts)
+        video = self._video()
+        marks = {"image": self.spec.image_token_id, "video": video.video.video_token_id}
+
+        def pattern(item: int) -> mmp.Repeat | mmp.Explicit:
+            if modalities[item] == "image":
+                return mmp.Repeat(self.spec.image_token_id, self.tokens(_grid(geometries[item])))
+            return video.pattern(_video_grid(geometries[item]))
+
+        return mmp.layout_by_placeholders(input_ids, marks, modalities, pattern)
 
     @mmp.hookimpl
-    def mm_plan_item(self, header: mmp.ImageHeader) -> mmp.ItemPlan:
+    def mm_expansion_text(self, modality: str, geometry: Any) -> str:
+        """What ``Kimi_K25Processor`` writes for each placeholder: the image's pads, and the video's
+        timestamps, markers, the word ``video`` and pads per chunk (text only its tokenizer splits)."""
+        if modality == "video":
+            return self._video().text(_video_grid(geometry))
+        return IMAGE_TOKEN * self.tokens(_grid(geometry))
+
+    @mmp.hookimpl
+    def mm_plan_item(self, header: mmp.ImageHeader | mmp.ClipHeader) -> mmp.ItemPlan:
+        if isinstance(header, mmp.ClipHeader):
+            return self._video().plan(header)
         grid, p = self.grid(header.width, header.height), self.spec.patch_size
         return mmp.ItemPlan(grid, (grid.w * p, grid.h * p))
 
     @mmp.hookimpl
     def mm_model_kwargs(self, items: Sequence[mmp.OutputItem]) -> dict[str, np.ndarray]:
-        """``pixel_values`` ``[sum(gh*gw), 3, P, P]`` f32 and ``image_grid_thw`` ``[n, 3]`` i64."""
+        """``pixel_values`` ``[sum(gh*gw), 3, P, P]`` f32 and ``image_grid_thw`` ``[n, 3]`` i64 (when there are
+        images, or no item); with videos ``pixel_values_videos`` ``[sum(t*gh*gw), 3, P, P]`` f32 and
+        ``video_grid_thw`` ``[chunks, 3]`` i64, one row per chunk (what the model's forward takes)."""
         p = self.spec.patch_size
-        pixels = [it.feature.array for it in items] or [np.zeros((0, 3, p, p), dtype=np.float32)]
-        grids = [it.aux["image_grid_thw"].array for it in items]
-        return {"pixel_values": np.concatenate(pixels, axis=0),
-                "image_grid_thw": np.stack(grids) if grids else np.zeros((0, 3), dtype=np.int64)}
+        images = [it for it in items if it.modality == "image"]
+        videos = [it for it in items if it.modality == "video"]
+        out: dict[str, np.ndarray] = {}
+        if images or not videos:
+            pixels = [it.feature.array for it in images] or [np.zeros((0, 3, p, p), dtype=np.float32)]
+            grids = [it.aux["image_grid_thw"].array for it in images]
+            out["pixel_values"] = np.concatenate(pixels, axis=0)
+            out["image_grid_thw"] = np.stack(grids) if grids else np.zeros((0, 3), dtype=np.int64)
+        if videos:
+            video = self._video()
+            rows = [r for it in videos for r in video.chunk_rows(mmp.Grid(*it.aux["video_thw"].array.tolist()))]
+            out["pixel_values_videos"] = np.concatenate([it.feature.array for it in videos], axis=0)
+            out["video_grid_thw"] = np.asarray(rows, dtype=np.int64)
+        return out
+
+    def _video(self) -> KimiVideo:
+        if self.video is None:
+            raise mmp.UnsupportedError("this kimi_k25 spec has no video fields (video_token_id is not set)")
+        return self.video
+
+
+def _video_grid(geometry: Any) -> VideoGrid:
+    if not isinstance(geometry, VideoGrid):
+        raise mmp.InternalError(f"kimi_k25: expected a VideoGrid geometry, got {type(geometry).__name__}")
+    return geometry
 
 
 def _grid(geometry: Any) -> mmp.Grid:

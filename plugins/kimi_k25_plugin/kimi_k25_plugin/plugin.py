@@ -9,4 +9,4 @@ from .hf_config import resolve
 from .spec import FAMILY, PRESETS
 
 mm_register_families, mm_register_presets, mm_spec_from_hf_configs = mmp.discovery_hooks(
-    {FAMILY: KimiK25Family}, PRESETS, resolve)
+    {FAMILY: KimiK25Family}, PRESETS, resolve, video=True)

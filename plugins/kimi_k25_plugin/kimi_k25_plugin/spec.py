@@ -17,6 +17,8 @@ import mm_framework as mmf
 from mm_framework import kernels
 from mm_framework import plugin as mmp
 
+from .video_spec import VIDEO_FIELDS, KimiVideoSpec, read_video
+
 FAMILY = "kimi_k25"
 # The Kimi K2 vocabulary's ids (163840 entries) fit int32.
 MAX_ID = 2**31 - 1
@@ -39,6 +41,7 @@ DEFAULTS: dict[str, Any] = {
     # transformers' PIL-object entry (convert_to_rgb): alpha composited on white, no EXIF transpose.
     "alpha": "composite",
     "exif_transpose": False,
+    **VIDEO_FIELDS,
 }
 
 
@@ -61,6 +64,8 @@ class KimiK25Spec:
     do_normalize: bool = True
     alpha: str = "composite"
     exif_transpose: bool = False
+    # Kimi_K25VideoProcessor's fields; None: the spec takes no video.
+    video: KimiVideoSpec | None = None
 
     @property
     def factor(self) -> int:
@@ -80,10 +85,11 @@ class KimiK25Spec:
 
     def to_dict(self) -> dict[str, Any]:
         """The complete spec, ``"family"`` included, as JSON-ready values."""
-        d = attrs.asdict(self)
+        d = attrs.asdict(self, recurse=False)
         for key in ("image_mean", "image_std"):
             d[key] = list(d[key])
-        return {"family": FAMILY, **d}
+        video = d.pop("video")
+        return {"family": FAMILY, **d, **({} if video is None else video.to_dict())}
 
 
 def parse_spec(params: Mapping[str, Any]) -> KimiK25Spec:
@@ -104,6 +110,8 @@ def parse_spec(params: Mapping[str, Any]) -> KimiK25Spec:
         alpha=f.choice("alpha", ("composite", "drop")),
         exif_transpose=f.boolean("exif_transpose"),
     )
+    spec = attrs.evolve(spec, video=read_video(f, params, spec.image_token_id, MAX_CANVAS_PIXELS, spec.patch_size,
+                                               spec.factor))
     if not (spec.do_rescale or spec.do_normalize):
         # The reference then returns the uint8 pixels themselves: not a feature.
         raise f.error("do_normalize", "and do_rescale cannot both be false (the reference returns uint8 pixels)")
@@ -121,10 +129,15 @@ def parse_spec(params: Mapping[str, Any]) -> KimiK25Spec:
 # moonshotai/Kimi-K2.5 (docs/families/kimi_k25.md §1): Kimi_K25ImageProcessor's class defaults
 # (BICUBIC, size max 512 patches per side, max_patches 16384, 14-pixel patches merged 2x2,
 # IMAGENET_STANDARD mean = std = 0.5, rescale 1/255) and Kimi_K25Config's image_token_id
-# (<|media_pad|> 163605 in the Kimi K2 vocabulary).
+# (<|media_pad|> 163605 in the Kimi K2 vocabulary); Kimi_K25VideoProcessor's class defaults (2 fps,
+# max_patches 4096, 512 per side, chunks of 4 frames) and Kimi_K25Config's video_token_id 163840,
+# vision_start/end_token_id 163602/163604; <|media_content|> 163603 (§5: not verified).
 PRESETS: dict[str, dict[str, Any]] = {
     "kimi_k2_5": KimiK25Spec(
         image_token_id=163605, patch_size=14, merge_size=2, max_patches=16384, max_size_per_side=512,
         image_mean=IMAGENET_STANDARD, image_std=IMAGENET_STANDARD,
+        video=KimiVideoSpec(video_token_id=163840, media_begin_token_id=163602, media_content_token_id=163603,
+                            media_end_token_id=163604, sample_frames=True, fps=2.0, max_patches=4096,
+                            max_size_per_side=512, temporal_patch_size=4, resample="pil_bicubic", text_ids=None),
     ).to_dict(),
 }

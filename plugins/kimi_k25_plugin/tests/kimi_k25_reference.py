@@ -8,8 +8,10 @@ chat template writes around an image, and its turn markers) carry the Kimi K2 id
 the processor adds to a prompt is ``<|media_pad|>``, so the expanded ids are the real
 tokenizer's wherever the prompt's own text is; text words are a small vocabulary.
 
-The processor insists on a video processor; the default ``Kimi_K25VideoProcessor`` is
-handed over and never called.
+Videos: :func:`video_processor` builds ``Kimi_K25VideoProcessor`` from a spec's video fields; the
+tokenizer also splits digit runs in threes (the Kimi tokenizer's regex) and knows every timestamp
+piece and the word ``video`` (:data:`kimi_k25_plugin.video_spec.TEXT_PIECES`), so a video's
+expansion text tokenizes as under the real tokenizer's split, with other ids.
 """
 
 from __future__ import annotations
@@ -63,15 +65,19 @@ def image_processor(spec: dict[str, Any]):
 def tokenizer(spec: dict[str, Any]):
     """A fast tokenizer holding ``spec``'s ``<|media_pad|>`` id, the media and chat markers and
     :data:`WORDS` (word-level, split at whitespace and punctuation; anything else is ``<unk>``)."""
-    from tokenizers import AddedToken, Tokenizer, models, pre_tokenizers
+    from tokenizers import AddedToken, Regex, Tokenizer, models, pre_tokenizers
     from transformers import PreTrainedTokenizerFast
+
+    from kimi_k25_plugin.video_spec import TEXT_PIECES
 
     special = {"<|media_pad|>": spec["image_token_id"], **MEDIA_TOKENS, **CHAT_TOKENS}
     taken = set(special.values())
     free = (i for i in range(1, 1 << 31) if i not in taken)
     vocab = {"<unk>": 0, **special, **{w: next(free) for w in WORDS}}
+    vocab.update({p: next(free) for p in TEXT_PIECES if p not in vocab})
     tok = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
-    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    tok.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(r"\p{N}{1,3}"), behavior="isolated"), pre_tokenizers.Whitespace()])
     tok.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in special])
     for t, i in vocab.items():
         assert tok.token_to_id(t) == i, (t, i, tok.token_to_id(t))
@@ -83,4 +89,38 @@ def processor(spec: dict[str, Any]):
     import transformers
 
     return transformers.Kimi_K25Processor(image_processor=image_processor(spec), tokenizer=tokenizer(spec),
-                                          video_processor=transformers.Kimi_K25VideoProcessor())
+                                          video_processor=video_processor(spec))
+
+
+def video_kwargs(spec: dict[str, Any]) -> dict[str, Any]:
+    """``Kimi_K25VideoProcessor``'s arguments for ``spec``'s video fields (the class defaults where
+    the spec has none)."""
+    if spec.get("video_token_id") is None:
+        return {}
+    side = spec["video_max_size_per_side"]
+    kw = {
+        "do_resize": True, "size": {"max_height": side, "max_width": side},
+        "resample": RESAMPLE[spec["video_resample"]], "max_patches": spec["video_max_patches"],
+        "patch_size": spec["patch_size"], "merge_size": spec["merge_size"],
+        "temporal_patch_size": spec["temporal_patch_size"], "do_sample_frames": spec["video_sample_frames"],
+        "do_rescale": spec["do_rescale"], "rescale_factor": spec["rescale_factor"],
+        "do_normalize": spec["do_normalize"], "image_mean": spec["image_mean"], "image_std": spec["image_std"],
+        "do_convert_rgb": True,
+    }
+    if spec["video_sample_frames"]:
+        kw["fps"] = spec["video_fps"]
+    return kw
+
+
+def video_processor(spec: dict[str, Any]):
+    import transformers
+
+    return transformers.Kimi_K25VideoProcessor(**video_kwargs(spec))
+
+
+def text_ids(spec: dict[str, Any]) -> dict[str, list[int]]:
+    """``video_text_token_ids`` of the test tokenizer (each piece encoded alone)."""
+    from kimi_k25_plugin import video_text_token_ids
+
+    tok = tokenizer(spec)
+    return video_text_token_ids(lambda text: tok(text, add_special_tokens=False)["input_ids"])

@@ -18,7 +18,9 @@ import mm_framework as mmf
 from mm_framework.testing import FamilyConformance, framed_prompt
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "cases"
-OPTIONAL = frozenset({"resample", "rescale_factor", "do_rescale", "do_normalize", "alpha", "exif_transpose"})
+OPTIONAL = frozenset({"resample", "rescale_factor", "do_rescale", "do_normalize", "alpha", "exif_transpose",
+                      "video_sample_frames", "video_fps", "video_max_patches", "video_max_size_per_side",
+                      "temporal_patch_size", "video_resample", "video_text_token_ids"})
 
 
 class _Prompts(FamilyConformance):
@@ -41,6 +43,25 @@ class TestKimiK25PresetConformance(_Prompts):
     @pytest.fixture
     def family_spec(self):
         return mmf.preset("kimi_k2_5")
+
+    @pytest.fixture
+    def golden_image_source(self):
+        return kimi_k25_images.make
+
+
+class TestKimiK25VideoConformance(_Prompts):
+    """The suite on the preset with the test tokenizer's video text ids; replays the video goldens
+    (``golden_video/conformance``: clips alone, two clips beside an image, every video option, each
+    case with its own spec) through the same harness."""
+
+    golden_dir = GOLDEN.parent.parent / "golden_video" / "conformance" / "cases"
+
+    @pytest.fixture
+    def family_spec(self):
+        from . import kimi_k25_reference
+
+        spec = mmf.preset("kimi_k2_5")
+        return {**spec, "video_text_token_ids": kimi_k25_reference.text_ids(spec)}
 
     @pytest.fixture
     def golden_image_source(self):

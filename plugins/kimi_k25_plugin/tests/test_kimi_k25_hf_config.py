@@ -22,10 +22,51 @@ PREPROCESSOR = {
 }
 
 
+# Kimi_K25VideoProcessor().to_dict()'s keys at the class defaults (as save_pretrained writes them).
+VIDEO = {
+    "do_convert_rgb": True, "do_normalize": True, "do_rescale": True, "do_resize": True, "do_sample_frames": True,
+    "fps": 2, "image_mean": [0.5, 0.5, 0.5], "image_std": [0.5, 0.5, 0.5], "max_patches": 4096, "merge_size": 2,
+    "patch_size": 14, "resample": 3, "rescale_factor": 1 / 255, "return_metadata": False,
+    "size": {"max_height": 512, "max_width": 512}, "temporal_patch_size": 4,
+    "video_processor_type": "Kimi_K25VideoProcessor",
+}
+
+
 def test_the_class_defaults_resolve_to_the_preset():
     want = mmf.preset("kimi_k2_5")
-    assert resolve(CONFIG, PREPROCESSOR) == want
-    assert mmf.spec_from_hf_configs(CONFIG, PREPROCESSOR) == want
+    assert resolve(CONFIG, PREPROCESSOR, VIDEO) == want
+    assert mmf.spec_from_hf_configs(CONFIG, PREPROCESSOR, VIDEO) == want
+
+
+def test_without_a_video_config_the_video_processor_reads_the_image_one():
+    # AutoVideoProcessor falls back to preprocessor_config.json: its max_patches reaches the video.
+    assert resolve(CONFIG, PREPROCESSOR) == {**mmf.preset("kimi_k2_5"), "video_max_patches": 16384}
+
+
+@pytest.mark.parametrize(("change", "match"), [
+    ({"num_frames": 8}, r"video_preprocessor_config.json: 'num_frames' must be null"),
+    ({"patch_size": 16}, r"'patch_size' is 16, which differs from the image processor's 14"),
+    ({"image_std": [0.2, 0.2, 0.2]}, r"'image_std' is \[0.2, 0.2, 0.2\], which differs"),
+    ({"do_resize": False}, r"'do_resize' must be True"),
+    ({"resample": 0}, r"'resample' must be one of"),
+    ({"size": {"max_height": 64, "max_width": 32}}, r"'size' must be"),
+    ({"video_processor_type": "Qwen2VLVideoProcessor"}, r"'video_processor_type' must be one of"),
+    ({"crop_size": 3}, r"'crop_size' is not supported"),
+])
+def test_unimplemented_video_values_are_refused(change, match):
+    with pytest.raises(mmf.SpecError, match=match):
+        resolve(CONFIG, PREPROCESSOR, {**VIDEO, **change})
+
+
+def test_video_values_feed_the_spec():
+    spec = resolve(CONFIG, PREPROCESSOR, {**VIDEO, "fps": 1.5, "max_patches": 256, "temporal_patch_size": 2,
+                                          "size": {"max_height": 32, "max_width": 32}, "resample": 2})
+    assert {k: spec[k] for k in ("video_fps", "video_max_patches", "temporal_patch_size", "video_max_size_per_side",
+                                 "video_resample")} == {
+        "video_fps": 1.5, "video_max_patches": 256, "temporal_patch_size": 2, "video_max_size_per_side": 32,
+        "video_resample": "pil_bilinear"}
+    spec = resolve(CONFIG, PREPROCESSOR, {**VIDEO, "do_sample_frames": False})
+    assert (spec["video_sample_frames"], spec["video_fps"]) == (False, None)
 
 
 def test_missing_keys_take_the_class_defaults():
