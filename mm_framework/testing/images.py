@@ -33,7 +33,8 @@ from PIL import Image
 
 __all__ = [
     "Maker", "Makers", "Pixels", "alpha_ramp", "blocks", "encode", "glyph_rows", "grain", "grey16", "grey16_ramp",
-    "image_table", "name_rng", "panels", "photo", "png16", "rectangles", "sample_image", "screenshot", "smooth_cells",
+    "image_table", "mp4", "name_rng", "noise_frames", "panels", "photo", "png16", "rectangles", "sample_image",
+    "screenshot", "smooth_cells",
 ]
 
 Maker = Callable[[np.random.Generator], bytes]
@@ -300,3 +301,33 @@ class Makers:
             return png16(hi * 257 + rng.integers(0, 256, hi.shape, dtype=np.uint16) % 257)
 
         return make
+
+
+def noise_frames(width: int, height: int, count: int, seed: int) -> np.ndarray:
+    """``count`` uint8 RGB frames ``[count, height, width, 3]``: gradients that drift from frame
+    to frame, with noise, so every resize and every sampled frame shows."""
+    rng = np.random.default_rng(seed)
+    y, x = np.mgrid[0:height, 0:width].astype(np.float64)
+    out = np.empty((count, height, width, 3), np.uint8)
+    for k in range(count):
+        base = np.stack([x * 255 / width, y * 255 / height, (x + y + 9 * k) % 256], axis=-1)
+        out[k] = np.clip(base + rng.normal(0, 24, base.shape) + 5 * k, 0, 255).astype(np.uint8)
+    return out
+
+
+def mp4(frames: np.ndarray, rate) -> bytes:
+    """``frames`` (uint8 ``[T, H, W, 3]``, even sides) as an MPEG-4 part 2 clip in MP4 at ``rate``
+    frames per second (an int or a ``Fraction``), yuv420p, encoded by PyAV."""
+    import av
+
+    buf = io.BytesIO()
+    with av.open(buf, "w", format="mp4") as box:
+        stream = box.add_stream("mpeg4", rate=rate)
+        stream.height, stream.width = frames.shape[1:3]
+        stream.pix_fmt = "yuv420p"
+        for frame in frames:
+            for packet in stream.encode(av.VideoFrame.from_ndarray(frame, format="rgb24")):
+                box.mux(packet)
+        for packet in stream.encode():
+            box.mux(packet)
+    return buf.getvalue()

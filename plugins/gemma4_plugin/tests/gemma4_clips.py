@@ -1,4 +1,4 @@
-"""Short clips for the gemma4 video tests, encoded with PyAV (numpy + PyAV only, no mm_framework).
+"""Short clips for the gemma4 video tests, encoded with PyAV (``mm_framework.testing.images``' light helpers).
 
 Each frame is a smooth gradient that drifts with the frame number plus seeded noise, so
 every frame differs and resizing has detail to filter. Encoders are not bit-stable across
@@ -7,10 +7,9 @@ FFmpeg builds: the golden generator stores the bytes it used, and live tests mak
 
 from __future__ import annotations
 
-import io
 from fractions import Fraction
 
-import numpy as np
+from mm_framework.testing.images import mp4, noise_frames
 
 # name -> (width, height, frames, rate): MPEG-4 part 2 in mp4, yuv420p (even sides).
 CLIPS = {
@@ -21,29 +20,8 @@ CLIPS = {
 }
 
 
-def frames(width: int, height: int, count: int, seed: int) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    y, x = np.mgrid[0:height, 0:width].astype(np.float64)
-    out = np.empty((count, height, width, 3), np.uint8)
-    for k in range(count):
-        base = np.stack([x * 255 / width, y * 255 / height, (x + y + 9 * k) % 256], axis=-1)
-        out[k] = np.clip(base + rng.normal(0, 24, base.shape) + 5 * k, 0, 255).astype(np.uint8)
-    return out
-
-
 def encode(width: int, height: int, count: int, rate, seed: int = 0) -> bytes:
-    import av
-
-    buf = io.BytesIO()
-    with av.open(buf, "w", format="mp4") as c:
-        s = c.add_stream("mpeg4", rate=rate)
-        s.width, s.height, s.pix_fmt = width, height, "yuv420p"
-        for f in frames(width, height, count, seed):
-            for p in s.encode(av.VideoFrame.from_ndarray(f, format="rgb24")):
-                c.mux(p)
-        for p in s.encode():
-            c.mux(p)
-    return buf.getvalue()
+    return mp4(noise_frames(width, height, count, seed), rate)
 
 
 def make(name: str) -> bytes:

@@ -112,23 +112,15 @@ def video_capable_processor(spec: dict[str, Any]):
 
 def make_clip(frames: int, width: int, height: int, fps: int, seed: int) -> bytes:
     """A short mpeg4 clip in MP4 (PyAV): smooth gradients plus noise, so every resize shows."""
-    import io
-
-    import av
     import numpy as np
 
+    from mm_framework.testing.images import mp4
+
     rng = np.random.default_rng(seed)
-    buf = io.BytesIO()
-    with av.open(buf, "w", format="mp4") as out:
-        stream = out.add_stream("mpeg4", rate=fps)
-        stream.width, stream.height, stream.pix_fmt = width, height, "yuv420p"
-        y, x = np.mgrid[0:height, 0:width]
-        for t in range(frames):
-            img = np.stack([(x * 255 // max(width - 1, 1) + 9 * t) % 256, (y * 255 // max(height - 1, 1)) % 256,
-                            ((x + y + 20 * t) % 256)], axis=-1).astype(np.int16)
-            img = np.clip(img + rng.integers(-6, 7, img.shape), 0, 255).astype(np.uint8)
-            for packet in stream.encode(av.VideoFrame.from_ndarray(img, format="rgb24")):
-                out.mux(packet)
-        for packet in stream.encode():
-            out.mux(packet)
-    return buf.getvalue()
+    y, x = np.mgrid[0:height, 0:width]
+    clip = []
+    for t in range(frames):
+        img = np.stack([(x * 255 // max(width - 1, 1) + 9 * t) % 256, (y * 255 // max(height - 1, 1)) % 256,
+                        ((x + y + 20 * t) % 256)], axis=-1).astype(np.int16)
+        clip.append(np.clip(img + rng.integers(-6, 7, img.shape), 0, 255).astype(np.uint8))
+    return mp4(np.stack(clip), fps)

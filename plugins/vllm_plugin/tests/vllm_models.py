@@ -37,22 +37,29 @@ _FIRST_ID = 151646
 
 def model_dir(name: str, root: Path) -> Path:
     """``root/name``, a model directory of the golden configuration ``name``."""
-    from tokenizers import AddedToken, Tokenizer
-    import qwen_tokenizer
-
     out = root / name
     out.mkdir()
     for f in sorted((GOLDEN / name).glob("*.json")):
         shutil.copy(f, out / f.name)
+    ids = _qwen2_tokenizer(out, _SPECIAL)
+    assert ids == {t: _FIRST_ID + i for i, t in enumerate(_SPECIAL)}, "the vision tokens did not get Qwen2's ids"
+    return out
+
+
+def _qwen2_tokenizer(out: Path, special: list[str]) -> dict[str, int]:
+    """qwen-tokenizer 0.1.0's Qwen2 tokenizer files in ``out`` with ``special`` added as special
+    tokens (in tokenizer.json and, since transformers builds Qwen2Tokenizer from the config's
+    list of added tokens, tokenizer_config.json and added_tokens.json); their ids."""
+    from tokenizers import AddedToken, Tokenizer
+    import qwen_tokenizer
+
     assets = Path(qwen_tokenizer.__file__).parent / "assets"
     for f in assets.iterdir():
         shutil.copy(f, out / f.name)
     tok = Tokenizer.from_file(str(assets / "tokenizer.json"))
-    tok.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in _SPECIAL])
+    tok.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in special])
     tok.save(str(out / "tokenizer.json"))
-    ids = {t: _FIRST_ID + i for i, t in enumerate(_SPECIAL)}
-    assert all(tok.token_to_id(t) == i for t, i in ids.items()), "the vision tokens did not get Qwen2's ids"
-    # transformers builds Qwen2Tokenizer from the config's list of added tokens, not tokenizer.json's.
+    ids = {t: tok.token_to_id(t) for t in special}
     config = json.loads((out / "tokenizer_config.json").read_text())
     config["added_tokens_decoder"].update({
         str(i): {"content": t, "lstrip": False, "normalized": False, "rstrip": False, "single_word": False,
@@ -62,7 +69,7 @@ def model_dir(name: str, root: Path) -> Path:
     (out / "tokenizer_config.json").write_text(json.dumps(config, indent=2))
     added = json.loads((out / "added_tokens.json").read_text())
     (out / "added_tokens.json").write_text(json.dumps({**added, **ids}, indent=2))
-    return out
+    return ids
 
 
 def gemma3_model_dir(root: Path) -> Path:
@@ -131,30 +138,13 @@ def glm4v_model_dir(root: Path) -> Path:
     installable here; vLLM and the processor read only these tokens' ids from it), written into
     ``root``."""
     import mm_framework as mmf
-    from tokenizers import AddedToken, Tokenizer
     from transformers import Glm4vConfig, Glm4vImageProcessor
-    import qwen_tokenizer
 
     out = root / "glm4v"
     out.mkdir()
-    assets = Path(qwen_tokenizer.__file__).parent / "assets"
-    for f in assets.iterdir():
-        shutil.copy(f, out / f.name)
     special = ["<|begin_of_image|>", "<|end_of_image|>", "<|image|>", "<|begin_of_video|>", "<|end_of_video|>",
                "<|video|>"]
-    tok = Tokenizer.from_file(str(assets / "tokenizer.json"))
-    tok.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in special])
-    tok.save(str(out / "tokenizer.json"))
-    ids = {t: tok.token_to_id(t) for t in special}
-    config = json.loads((out / "tokenizer_config.json").read_text())
-    config["added_tokens_decoder"].update({
-        str(i): {"content": t, "lstrip": False, "normalized": False, "rstrip": False, "single_word": False,
-                 "special": True}
-        for t, i in ids.items()
-    })
-    (out / "tokenizer_config.json").write_text(json.dumps(config, indent=2))
-    added = json.loads((out / "added_tokens.json").read_text())
-    (out / "added_tokens.json").write_text(json.dumps({**added, **ids}, indent=2))
+    ids = _qwen2_tokenizer(out, special)
     spec = mmf.preset("glm4_1v_9b_thinking")
     image = Glm4vImageProcessor(size={"shortest_edge": spec["min_pixels"], "longest_edge": spec["max_pixels"]},
                                 patch_size=spec["patch_size"], temporal_patch_size=spec["temporal_patch_size"],
@@ -166,7 +156,7 @@ def glm4v_model_dir(root: Path) -> Path:
                         image_start_token_id=ids["<|begin_of_image|>"], image_end_token_id=ids["<|end_of_image|>"],
                         video_start_token_id=ids["<|begin_of_video|>"], video_end_token_id=ids["<|end_of_video|>"])
     model = model.to_dict()
-    model["text_config"]["vocab_size"] = tok.get_vocab_size()
+    model["text_config"]["vocab_size"] = max(ids.values()) + 1
     (out / "config.json").write_text(json.dumps({**model, "architectures": ["Glm4vForConditionalGeneration"]},
                                                 indent=2))
     return out
