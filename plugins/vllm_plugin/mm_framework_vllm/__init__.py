@@ -26,7 +26,6 @@ from typing import Any
 # vLLM without the plugin. Others keep transformers unchanged.
 SERVED = (
     "Gemma3ForConditionalGeneration",
-    "Gemma4ForConditionalGeneration",
     "Glm4vForConditionalGeneration",
     "PaddleOCRVLForConditionalGeneration",
     "Qwen2VLForConditionalGeneration",
