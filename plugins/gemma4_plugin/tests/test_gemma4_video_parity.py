@@ -18,7 +18,7 @@ import io
 import numpy as np
 import pytest
 
-from mm_framework.testing import require_torchvision
+from mm_framework.testing import noise_frames, require_torchvision
 
 require_torchvision()
 pytest.importorskip("av")
@@ -117,7 +117,7 @@ def test_decoded_frames_without_a_rate_take_24_fps():
     """Frames given as an array without metadata: sampled as an array, timestamps at 24 fps."""
     spec = {**PRESET, "backend": "torchvision", "video_num_frames": 5}
     proc = ref.video_processing(spec)
-    arr = gemma4_clips.frames(50, 30, 130, seed=3)
+    arr = noise_frames(50, 30, 130, seed=3)
     text = f"{ref.VIDEO}"
     want = proc(text=[text], videos=[arr], return_tensors="np")
     out = mmf.pipeline_from_spec(spec).process(mmf.MmInput(videos=[mmf.VideoFrames(arr)],
