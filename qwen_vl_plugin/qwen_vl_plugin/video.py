@@ -15,16 +15,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from mm_framework.plugin import MediaError, SpecError, video_patches
+from mm_framework.plugin import MediaError, SpecError
 from mm_framework.kernels import ChannelNorm, channel_norm_fused, smart_resize
 
 from .video_sampling import DEFAULT_FPS
-
-# The shared temporal-patch path (mmp.video_patches, §4) under the names this family's modules use.
-VIDEO_RESAMPLE = video_patches.RESAMPLE
-video_grid = video_patches.grid
-resize_frame = video_patches.resize_frame
-video_pixel_values = video_patches.pixel_values
 
 
 def video_norm(mean: Sequence[float], std: Sequence[float]) -> ChannelNorm:

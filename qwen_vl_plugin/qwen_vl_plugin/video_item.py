@@ -19,7 +19,7 @@ import numpy as np
 from mm_framework import plugin as mmp
 
 from .spec import QwenVlSpec
-from .video import qwen2_frame_size, qwen3_frame_size, second_per_grid_t, video_grid, video_norm, video_pixel_values
+from .video import qwen2_frame_size, qwen3_frame_size, second_per_grid_t, video_norm
 from .video_prompt import group_timestamps, qwen2_video_tokens, qwen3_video_ids
 from .video_sampling import qwen2_sample_indices, qwen3_sample_indices
 
@@ -73,7 +73,8 @@ class QwenVideo:
         ``fps`` (``None``: unknown), and the ``(width, height)`` they are processed at."""
         v, s = self.video, self.spec
         th, tw = self.frame_size(len(indices), height, width)
-        t, gh, gw = video_grid(len(indices), th, tw, patch_size=s.patch_size, temporal_patch_size=s.temporal_patch_size)
+        t, gh, gw = mmp.video_patches.grid(len(indices), th, tw, patch_size=s.patch_size,
+                                           temporal_patch_size=s.temporal_patch_size)
         times = group_timestamps(indices, fps, s.temporal_patch_size) if v.qwen3 else ()
         spg = None
         if v.tokens_per_second is not None:
@@ -93,7 +94,7 @@ class QwenVideo:
         Qwen2.5-VL, ``second_per_grid_ts`` (``[1]`` f32) as aux."""
         s = self.spec
         grid, (tw, th) = self.geometry(clip.indices, clip.total_frames, clip.fps, clip.height, clip.width)
-        pixels = video_pixel_values(clip.frames, th, tw, patch_size=s.patch_size, merge_size=s.merge_size,
+        pixels = mmp.video_patches.pixel_values(clip.frames, th, tw, patch_size=s.patch_size, merge_size=s.merge_size,
                                     temporal_patch_size=s.temporal_patch_size,
                                     norm=self._pixels.kernel_norm)
         aux = {"video_grid_thw": mmp.Tensor.i64([grid.t, grid.h, grid.w])}

@@ -24,11 +24,8 @@ from qwen_vl_plugin.mrope import IMAGE, TEXT, VIDEO, rope_index
 from qwen_vl_plugin.video import (
     qwen2_frame_size,
     qwen3_frame_size,
-    resize_frame,
     second_per_grid_t,
-    video_grid,
     video_norm,
-    video_pixel_values,
 )
 from qwen_vl_plugin.video_prompt import TimestampVocab, group_timestamps, qwen2_video_tokens, qwen3_video_ids
 from qwen_vl_plugin.video_sampling import qwen2_sample_indices, qwen3_sample_indices
@@ -162,11 +159,11 @@ def replay(case: dict[str, Any]) -> tuple[dict[str, Any], np.ndarray]:
 
     clip = mmp.decode_clip(data, choose, max_frames=NO_LIMIT, max_pixels=NO_LIMIT)
     rh, rw = frame_size(v, clip.num_frames, clip.height, clip.width)
-    resized = np.stack([resize_frame(f, rh, rw) for f in clip.frames])
+    resized = np.stack([mmp.video_patches.resize_frame(f, rh, rw) for f in clip.frames])
     ps, merge, tps = v["patch_size"], v["merge_size"], v["temporal_patch_size"]
-    pv = video_pixel_values(clip.frames, rh, rw, patch_size=ps, merge_size=merge, temporal_patch_size=tps,
+    pv = mmp.video_patches.pixel_values(clip.frames, rh, rw, patch_size=ps, merge_size=merge, temporal_patch_size=tps,
                             norm=video_norm(v["image_mean"], v["image_std"]))
-    grid = list(video_grid(clip.num_frames, rh, rw, patch_size=ps, temporal_patch_size=tps))
+    grid = list(mmp.video_patches.grid(clip.num_frames, rh, rw, patch_size=ps, temporal_patch_size=tps))
     images = images_out(case)
     image_grids = [it.aux["image_grid_thw"].array.tolist() for it in images]
     doc: dict[str, Any] = {

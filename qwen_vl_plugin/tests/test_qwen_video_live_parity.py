@@ -31,7 +31,8 @@ from mm_framework import plugin as mmp  # noqa: E402
 from mm_framework.testing import load_module  # noqa: E402
 from .qwen_video_replay import GOLDEN, compare, frame_size, output_doc, replay, request, sample, spec_for  # noqa: E402
 from qwen_vl_plugin.mrope import rope_index  # noqa: E402
-from qwen_vl_plugin.video import video_norm, video_pixel_values  # noqa: E402
+from mm_framework.plugin import video_patches  # noqa: E402
+from qwen_vl_plugin.video import video_norm  # noqa: E402
 from qwen_vl_plugin.video_prompt import QWEN2_TIMESTAMPS, group_timestamps  # noqa: E402
 from qwen_vl_plugin.video_sampling import qwen2_sample_indices, qwen3_sample_indices  # noqa: E402
 
@@ -224,7 +225,7 @@ def test_decoded_frame_arrays_match_the_video_processor(config):
         if indices is not None:
             clip = mmp.select_frames(clip, indices)
         rh, rw = frame_size(v, clip.num_frames, h, w)
-        pv = video_pixel_values(
+        pv = video_patches.pixel_values(
             clip.frames, rh, rw, patch_size=v["patch_size"], merge_size=v["merge_size"],
             temporal_patch_size=v["temporal_patch_size"], norm=video_norm(vp.image_mean, vp.image_std),
         )

@@ -8,17 +8,15 @@ import numpy as np
 import pytest
 
 import mm_framework as mmf
+from mm_framework import plugin as mmp
 from mm_framework import par
 from mm_framework.kernels import native, normalize_lut_fused, resize_rgb
 from qwen_vl_plugin.mrope import rope_index
 from qwen_vl_plugin.video import (
     qwen2_frame_size,
     qwen3_frame_size,
-    resize_frame,
     second_per_grid_t,
-    video_grid,
     video_norm,
-    video_pixel_values,
 )
 from qwen_vl_plugin.video_prompt import (
     QWEN2_TIMESTAMPS,
@@ -114,15 +112,15 @@ def test_frame_sizes():
 
 
 def test_grid_pads_the_frame_count():
-    assert video_grid(30, 280, 392, patch_size=14, temporal_patch_size=2) == (15, 20, 28)
-    assert video_grid(29, 280, 392, patch_size=14, temporal_patch_size=2) == (15, 20, 28)
-    assert video_grid(1, 64, 64, patch_size=16, temporal_patch_size=2) == (1, 4, 4)
+    assert mmp.video_patches.grid(30, 280, 392, patch_size=14, temporal_patch_size=2) == (15, 20, 28)
+    assert mmp.video_patches.grid(29, 280, 392, patch_size=14, temporal_patch_size=2) == (15, 20, 28)
+    assert mmp.video_patches.grid(1, 64, 64, patch_size=16, temporal_patch_size=2) == (1, 4, 4)
 
 
 def test_resize_frame_keeps_equal_sizes():
     frame = np.random.default_rng(1).integers(0, 256, (28, 56, 3), dtype=np.uint8)
-    assert resize_frame(frame, 28, 56) is frame
-    assert resize_frame(frame, 56, 84).shape == (56, 84, 3)
+    assert mmp.video_patches.resize_frame(frame, 28, 56) is frame
+    assert mmp.video_patches.resize_frame(frame, 56, 84).shape == (56, 84, 3)
 
 
 # ----------------------------------------------------------------------------- patchify
@@ -152,7 +150,7 @@ def test_video_pixel_values_is_transformers_layout(t, h, w, ps, tps, threads):
     want = transformers_layout(frames, ps, 2, tps, mean, std)
     par.set_threads(threads)
     try:
-        got = video_pixel_values(frames, h, w, patch_size=ps, merge_size=2, temporal_patch_size=tps,
+        got = mmp.video_patches.pixel_values(frames, h, w, patch_size=ps, merge_size=2, temporal_patch_size=tps,
                                  norm=video_norm(mean, std))
     finally:
         par.set_threads(None)
@@ -170,7 +168,8 @@ def test_video_pixel_values_resizes_every_frame_with_aten_u8(mode, monkeypatch):
     par.set_threads(2)
     try:
         resized = np.stack([resize_rgb(f, 56, 28, "aten_u8") for f in frames])
-        got = video_pixel_values(frames, 28, 56, patch_size=14, merge_size=2, temporal_patch_size=2, norm=norm)
+        got = mmp.video_patches.pixel_values(frames, 28, 56, patch_size=14, merge_size=2, temporal_patch_size=2,
+                                             norm=norm)
     finally:
         par.set_threads(None)
         native.set_mode(None)
@@ -180,7 +179,7 @@ def test_video_pixel_values_resizes_every_frame_with_aten_u8(mode, monkeypatch):
 def test_video_pixel_values_checks_the_size():
     frames = np.zeros((2, 28, 28, 3), np.uint8)
     with pytest.raises(mmf.InternalError):
-        video_pixel_values(frames, 27, 28, patch_size=14, merge_size=2, temporal_patch_size=2,
+        mmp.video_patches.pixel_values(frames, 27, 28, patch_size=14, merge_size=2, temporal_patch_size=2,
                            norm=video_norm((0.5,) * 3, (0.5,) * 3))
 
 
