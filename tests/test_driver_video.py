@@ -11,7 +11,7 @@ from PIL import Image
 
 import mm_framework as mmf
 from mm_framework import plugin as mmp
-from mm_framework.testing import assert_same_output
+from mm_framework.testing import assert_same_output, mp4
 
 from .conftest import png_bytes
 
@@ -73,17 +73,8 @@ def pipe():
 
 
 def encode_clip(frames: np.ndarray, fps: int = 10) -> bytes:
-    av = pytest.importorskip("av")
-    buf = io.BytesIO()
-    with av.open(buf, "w", format="mp4") as out:
-        stream = out.add_stream("mpeg4", rate=fps)
-        stream.width, stream.height, stream.pix_fmt = frames.shape[2], frames.shape[1], "yuv420p"
-        for f in frames:
-            for packet in stream.encode(av.VideoFrame.from_ndarray(f, format="rgb24")):
-                out.mux(packet)
-        for packet in stream.encode():
-            out.mux(packet)
-    return buf.getvalue()
+    pytest.importorskip("av")
+    return mp4(frames, fps)
 
 
 def test_family_without_video_rejects_a_video_before_any_io(toy_pipe):
