@@ -8,6 +8,7 @@ import pytest
 
 from . import minicpmv4_6_images
 import mm_framework as mmf
+from mm_framework import plugin as mmp
 from mm_framework.testing import ImageBadInput
 
 SPEC = mmf.preset("minicpm_v_4_6")
@@ -129,3 +130,24 @@ def test_bad_video_option_names_the_option_and_item(pipe, clip, option, match):
 def test_bad_video_spec_is_refused_naming_the_field(change, match):
     with pytest.raises(mmf.SpecError, match=match):
         mmf.pipeline_from_spec({**SPEC, **change})
+
+
+def test_a_spec_without_video_refuses_a_clip_header():
+    """The driver refuses videos for such a spec first (Capabilities); the family's own hooks
+    refuse one too, naming why."""
+    from minicpmv4_6_plugin.family import MiniCPMV46Family
+
+    family = MiniCPMV46Family({k: v for k, v in {**SPEC, "video_token_id": None}.items() if k != "family"})
+    header = mmp.ClipHeader(total_frames=10, fps=5.0, width=32, height=24)
+    with pytest.raises(mmf.UnsupportedError, match="this minicpmv4_6 spec has no video_token_id: it takes no videos"):
+        family.mm_sample_frames(header)
+
+
+def test_a_duration_longer_than_the_frames_is_refused():
+    """A container whose duration disagrees with its frame count would make the time sampler pick
+    frames past the clip (transformers indexes past it too)."""
+    from minicpmv4_6_plugin.video import sample_indices
+
+    with pytest.raises(mmf.MediaError, match=r"video: sampling by time picks frames \[2, 3, 4\] of a 2-frame clip "
+                                             r"at 1.0 fps lasting 5.0 s"):
+        sample_indices(2, 1.0, 5.0, 64)
