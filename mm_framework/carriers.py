@@ -219,6 +219,12 @@ def _placeholder_texts(caps: Capabilities, _attr: Any, value: Mapping[str, str])
             raise InternalError(f"placeholder_texts[{modality!r}] must be a non-empty str, got {text!r}")
 
 
+def _text_prompts(caps: Capabilities, _attr: Any, value: frozenset[str]) -> None:
+    for modality in sorted(value):
+        if modality not in caps.placeholder_texts:
+            raise InternalError(f"text_prompts names {modality!r}, which has no text placeholder in placeholder_texts")
+
+
 def _aux_shapes(value: Mapping[str, Any]) -> dict[str, tuple[str, tuple[int, ...]]]:
     out = {}
     for name, (dtype, shape) in value.items():
@@ -290,6 +296,11 @@ class Capabilities:
     ``outputs``: per modality, the :class:`ItemOutputs` every item of it has (feature dtype,
     aux names, dtypes and shapes); datasets need it (their columns are made from it), and
     items of a modality left out are held to nothing.
+    ``text_prompts``: the modalities whose expansion exists only as text (``mm_expansion_text``:
+    prose the tokenizer merges with the prompt around it, such as SmolVLM's frame count in
+    words), which no id layout can write: a request with such an item gives its prompt as text
+    and a tokenizer that reports character offsets (:mod:`~mm_framework.text_prompt`; the chat
+    front door does), and the text is expanded before it is tokenized.
     """
 
     modalities: tuple[str, ...] = attrs.field(default=("image",), converter=tuple)
@@ -306,6 +317,7 @@ class Capabilities:
         validator=attrs.validators.optional(_item_options),
     )
     outputs: Mapping[str, ItemOutputs] = attrs.field(factory=dict, converter=dict, validator=_outputs)
+    text_prompts: frozenset[str] = attrs.field(default=frozenset(), converter=frozenset, validator=_text_prompts)
 
     @property
     def video(self) -> bool:

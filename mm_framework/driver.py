@@ -46,6 +46,7 @@ from .modality import ItemContext, Modality
 from .plugins import modalities
 from .prompt import Tokenize, default_ids, default_prompt, prompt_ids, split_placeholder
 from .request import MmInput, Output, input_ids_array
+from .text_prompt import check_text_prompt, expand_as_text, expands_as_text
 
 
 def _ms(t0: float) -> float:
@@ -141,7 +142,8 @@ def admit(plan: Plan, inp: MmInput) -> None:
         )
     for i in range(n):
         plan.for_item(inp, i)
-    # A default prompt the family cannot build fails before any I/O.
+    # A default prompt the family cannot build fails before any I/O, as does a text prompt without text.
+    check_text_prompt(inp, plan.hooks.family, plan.capabilities)
     default_ids(inp, plan.hooks.family, plan.capabilities)
 
 
@@ -300,17 +302,22 @@ def _finish_ordered(
     t_start: float, fetch_ms: float,
 ) -> tuple[Output, list[int]]:
     """:func:`_finish`, and the item number of each output item."""
-    ids = prompt_ids(inp, tokenize, plan.hooks.family, plan.capabilities)
     geometries = [it.geometry for it in items]
     modality_names = [it.modality for it in items]
+    family, caps = plan.hooks.family, plan.capabilities
+    ids = None if expands_as_text(caps, modality_names) else prompt_ids(inp, tokenize, family, caps)
     t0 = time.perf_counter()
-    try:
-        expanded = apply_layout(ids, plan.hooks.layout(ids, geometries, modality_names), len(items))
-    except LayoutError as e:
-        why = split_placeholder(inp, ids, plan.capabilities, modality_names)
-        if why is None:
-            raise
-        raise why from e
+    if ids is None:  # tokenizing is part of expanding, so it counts as layout time
+        expanded = expand_as_text(inp, tokenize, family, caps, modality_names,
+                                  lambda i: plan.hooks.expansion_text(modality_names[i], geometries[i], geometries))
+    else:
+        try:
+            expanded = apply_layout(ids, plan.hooks.layout(ids, geometries, modality_names), len(items))
+        except LayoutError as e:
+            why = split_placeholder(inp, ids, caps, modality_names)
+            if why is None:
+                raise
+            raise why from e
     t1 = time.perf_counter()
     positions = plan.hooks.positions(len(expanded.input_ids), expanded.offsets, geometries, modality_names)
     t2 = time.perf_counter()
@@ -340,6 +347,9 @@ def media_tokens(plan: Plan, modality: str, header: Any) -> int:
     """The tokens one item with ``header`` expands to: the span the family's layout gives
     it in a default prompt of that one item (what processing it would give)."""
     mod = plan.modality(modality)
+    if modality in plan.capabilities.text_prompts:
+        raise UnsupportedError(f"a {modality}'s token count in family {plan.hooks.family!r} depends on the "
+                               f"tokenizer (its expansion is text): count a whole text prompt with one")
     planned = check_processed(plan, mod, header, None)
     ids = input_ids_array(default_prompt(plan.hooks.family, plan.capabilities.placeholders, [modality]))
     (start, end), = apply_layout(ids, plan.hooks.layout(ids, [planned.geometry], [modality]), 1).offsets

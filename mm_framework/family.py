@@ -183,9 +183,9 @@ class FamilyHooks:
             "mm_positions", input_len=input_len, offsets=offsets, geometries=geometries, modalities=modalities
         )
 
-    def expansion_text(self, modality: str, geometry: Geometry) -> str | None:
+    def expansion_text(self, modality: str, geometry: Geometry, geometries: Sequence[Geometry]) -> str | None:
         out = _guarded(self.family, "mm_expansion_text", self._hook.mm_expansion_text, None, True,
-                       modality=modality, geometry=geometry)
+                       modality=modality, geometry=geometry, geometries=tuple(geometries))
         if out is not None and not isinstance(out, str):
             raise InternalError(f"family {self.family!r}: mm_expansion_text returned {type(out).__name__}")
         return out

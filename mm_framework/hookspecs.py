@@ -200,18 +200,23 @@ class FamilySpecs:
         """
 
     @hookspec(firstresult=True)
-    def mm_expansion_text(self, modality: str, geometry: Geometry) -> str | None:
+    def mm_expansion_text(self, modality: str, geometry: Geometry, geometries: Sequence[Geometry]) -> str | None:
         """The text the model's processor writes in place of one item's placeholder text
         (``Capabilities.placeholder_texts[modality]``) before tokenizing, for an item of this
         geometry; ``None`` (the default) when it writes none, or only special tokens, so that
-        expanding in ids is exact whatever the tokenizer.
+        expanding in ids is exact whatever the tokenizer. ``geometries`` are those of every
+        item of the request, for a text that depends on the others (SmolVLM writes the
+        largest frame count of a request's videos into each video's text).
 
         Only the chat front door (``mm_framework.Processor``), which has the tokenizer, uses
         it: a family whose expansion holds text that tokenizes together with its neighbours
         (Gemma 3's newline wrappers and pan-and-scan prose) returns it for every item, and the
         chat prompt is then tokenized with each placeholder replaced by its item's text, as
         the processor does; each item's span (the tokens ``mm_layout`` gave it) must occur
-        there, in order, or the request is a ``LayoutError``. Pure, like ``mm_plan_item``.
+        there, in order, or the request is a ``LayoutError``. For the modalities of
+        ``Capabilities.text_prompts`` no id layout exists: the prompt is expanded as text
+        before it is tokenized (:mod:`mm_framework.text_prompt`), by the driver, for a request
+        giving text and a tokenizer reporting character offsets. Pure, like ``mm_plan_item``.
         """
 
     @hookspec(firstresult=True)

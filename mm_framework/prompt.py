@@ -83,6 +83,11 @@ def prompt_ids(inp: MmInput, tokenize: Tokenize | None, family: str, capabilitie
         raise InvalidInputError("request has text but no tokenize callable was given")
     else:
         ids = tokenize_text(tokenize, inp.text)
+    return in_id_range(ids, capabilities)
+
+
+def in_id_range(ids: np.ndarray, capabilities: Capabilities) -> np.ndarray:
+    """``ids``, once every one is checked against the family's id range."""
     if capabilities.id_range is not None and len(ids):
         low, high = capabilities.id_range
         bad = np.flatnonzero((ids < low) | (ids > high))
@@ -111,5 +116,5 @@ def split_placeholder(
 
 
 __all__: Sequence[str] = [
-    "Tokenize", "default_ids", "default_prompt", "prompt_ids", "split_placeholder", "tokenize_text",
+    "Tokenize", "default_ids", "default_prompt", "in_id_range", "prompt_ids", "split_placeholder", "tokenize_text",
 ]

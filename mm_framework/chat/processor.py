@@ -24,6 +24,7 @@ from ..pipeline import MAX_IN_FLIGHT, Pipeline
 from ..plugins import modalities
 from ..request import Item, MmInput, Output
 from ..specs import spec_from_model_dir
+from ..text_prompt import expands_as_text
 from .extra import need
 from .messages import Chat, Place, normalise, plain
 from .template import ChatTemplate, load_template, render
@@ -120,7 +121,9 @@ class Processor:
 
         ``add_generation_prompt``, ``tools`` and the template keywords are :meth:`render`'s;
         ``mm_processor_kwargs`` are processor options for every item (vLLM's name), an item's
-        own options win. Every other entry point takes these same keywords."""
+        own options win. Every other entry point takes these same keywords. A request holding
+        an item the family expands as text (``Capabilities.text_prompts``) carries the rendered
+        text instead of ids: the pipeline takes it with ``tokenize=processor.tokenizer``."""
         inp, places, _ = self._request(messages, add_generation_prompt=add_generation_prompt, tools=tools,
                                        mm_processor_kwargs=mm_processor_kwargs, **template_kwargs)
         return inp, places
@@ -150,16 +153,22 @@ class Processor:
         rank = {name: k for k, name in enumerate(modalities())}
         order = sorted(range(len(chat.items)), key=lambda j: rank.get(chat.items[j].modality, len(rank)))
         places = tuple(chat.places[j] for j in order)
+        # A prompt the family expands as text goes as text, tokenized by the driver once expanded.
+        prompt = {"text": text} if expands_as_text(self.pipeline.capabilities, [it.modality for it in items]) else {
+            "input_ids": ids}
         with _naming_parts(places):  # an item source the request refuses (an int) names its part
-            inp = MmInput(items=items, input_ids=ids, options=options)
+            inp = MmInput(items=items, options=options, **prompt)
         return inp, places, text
 
     def _tokenized_as_processor(self, text: str, out: Output) -> Output:
         """``out`` with the ids of ``text`` tokenized after each placeholder text is replaced by
         its item's expansion text, where the family writes one (``mm_expansion_text``): its
         tokens may merge with the prompt's around them, which expanding in ids cannot know."""
+        if expands_as_text(self.pipeline.capabilities, [it.modality for it in out.items]):
+            return out  # expanded as text before tokenizing, by the driver
         hooks = hooks_for(out.spec)
-        texts = [hooks.expansion_text(it.modality, it.geometry) for it in out.items]
+        geometries = [it.geometry for it in out.items]
+        texts = [hooks.expansion_text(it.modality, it.geometry, geometries) for it in out.items]
         if all(t is None for t in texts):
             return out
         if any(t is None for t in texts):
@@ -211,7 +220,7 @@ class Processor:
         with _naming_parts(places):
             if not inp.items:
                 return self._text_only(inp)
-            return self._tokenized_as_processor(text, self.pipeline.process(inp))
+            return self._tokenized_as_processor(text, self.pipeline.process(inp, tokenize=self.tokenizer))
 
     async def apply_chat_template_async(self, messages: Any, /, **options: Any) -> Output:
         """:meth:`apply_chat_template` on an event loop, which the pipeline's work never blocks."""
@@ -219,7 +228,7 @@ class Processor:
         with _naming_parts(places):
             if not inp.items:
                 return self._text_only(inp)
-            return self._tokenized_as_processor(text, await self.pipeline.process_async(inp))
+            return self._tokenized_as_processor(text, await self.pipeline.process_async(inp, tokenize=self.tokenizer))
 
     def count_tokens(self, messages: Any, /, **options: Any) -> Output:
         """:meth:`apply_chat_template` without pixels: ids, offsets and positions from the media
@@ -228,7 +237,7 @@ class Processor:
         with _naming_parts(places):
             if not inp.items:
                 return self._text_only(inp)
-            return self._tokenized_as_processor(text, self.pipeline.count_tokens(inp))
+            return self._tokenized_as_processor(text, self.pipeline.count_tokens(inp, tokenize=self.tokenizer))
 
     def apply_chat_template_many(
         self,
@@ -256,7 +265,7 @@ class Processor:
             else:
                 out.append(self._text_only(inp))
         done = self.pipeline.process_many([inp for _, inp, _, _ in pending], return_exceptions=True,
-                                          max_in_flight=max_in_flight)
+                                          tokenize=self.tokenizer, max_in_flight=max_in_flight)
         for (k, _, places, text), result in zip(pending, done):
             if not isinstance(result, MmError):
                 try:

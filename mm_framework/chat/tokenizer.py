@@ -103,8 +103,16 @@ class ChatTokenizer:
 
     def encode(self, text: str) -> np.ndarray:
         """``text`` as int64 ids, as the model's processor tokenizes a rendered chat."""
-        ids = self._tok.encode(text, add_special_tokens=self.add_special_tokens_for(text)).ids
-        return np.asarray(ids, dtype=np.int64)
+        return np.asarray(self._encoding(text).ids, dtype=np.int64)
+
+    def encode_with_offsets(self, text: str) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`encode`, and each id's ``(start, end)`` characters of ``text`` (a prompt
+        expanded as text finds its items' tokens by them, :mod:`mm_framework.text_prompt`)."""
+        enc = self._encoding(text)
+        return np.asarray(enc.ids, dtype=np.int64), np.asarray(enc.offsets, dtype=np.int64).reshape(-1, 2)
+
+    def _encoding(self, text: str) -> Any:
+        return self._tok.encode(text, add_special_tokens=self.add_special_tokens_for(text))
 
     def __repr__(self) -> str:
         return f"ChatTokenizer(vocab={self._tok.get_vocab_size(with_added_tokens=True)})"

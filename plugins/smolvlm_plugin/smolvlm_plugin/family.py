@@ -97,6 +97,9 @@ class SmolVLMFamily:
             placeholder_texts={"image": IMAGE, "video": VIDEO},
             outputs={"image": mmp.ItemOutputs("f32"), "video": mmp.ItemOutputs("f32")},
             item_options={"image": image, "video": VIDEO_OPTIONS},
+            # SmolVLMProcessor writes prose around a video's frames (its frame count in words, its
+            # duration, each frame's "Frame from MM:SS:") that the tokenizer merges with the prompt.
+            text_prompts={"video"},
         )
 
     @mmp.hookimpl
@@ -144,11 +147,8 @@ class SmolVLMFamily:
     def mm_layout(self, input_ids: np.ndarray, geometries: Sequence[Any], modalities: Sequence[str]
                   ) -> mmp.TokenLayout:
         if "video" in modalities:
-            raise mmp.UnsupportedError(
-                f"smolvlm: item {list(modalities).index('video')} is a video, and a video's prompt is text: "
-                "SmolVLMProcessor writes prose around its frames (its frame count in words, its duration, each "
-                "frame's 'Frame from MM:SS:') that the tokenizer merges with the prompt around it, so it cannot "
-                "be expanded in token ids (docs/families/smolvlm.md §7)")
+            raise mmp.InternalError("smolvlm: mm_layout got a video, whose prompt the core expands as text "
+                                    "(Capabilities.text_prompts, mm_expansion_text)")
         grids = [_grid(g) for g in geometries]
         return mmp.layout_by_placeholders(
             input_ids, {"image": self.spec.image_token_id}, ["image"] * len(grids),
@@ -174,15 +174,16 @@ class SmolVLMFamily:
         return mmp.Explicit(ids, 2, len(ids) - 1)
 
     @mmp.hookimpl
-    def mm_expansion_text(self, modality: str, geometry: Any) -> str | None:
-        """``replace_video_token``'s text for a video (an image's expansion is special tokens
-        and newlines between them, exact in ids)."""
+    def mm_expansion_text(self, modality: str, geometry: Any, geometries: Sequence[Any]) -> str | None:
+        """``replace_video_token``'s text for a video, which counts the frames of the request's
+        longest video (an image's expansion is special tokens and newlines between them, exact
+        in ids)."""
         if modality != "video":
             return None
         if not isinstance(geometry, VideoFrames):
             raise mmp.InternalError(f"smolvlm: expected a VideoFrames geometry, got {type(geometry).__name__}")
         frame = FAKE + GLOBAL + IMAGE * self.spec.image_seq_len + FAKE
-        return expansion_text(geometry, frame)
+        return expansion_text(geometry, frame, max(g.frames for g in geometries if isinstance(g, VideoFrames)))
 
     @mmp.hookimpl
     def mm_plan_item(self, header: mmp.ImageHeader | mmp.ClipHeader) -> mmp.ItemPlan:

@@ -77,11 +77,12 @@ def clip():
 
 
 def test_video_prompts_are_refused_in_token_ids(clip, jpeg):
-    """A video's expansion is prose the tokenizer merges with the prompt (docs/families/smolvlm.md §7)."""
+    """A video's expansion is prose the tokenizer merges with the prompt (docs/families/smolvlm.md §7):
+    the request names the video, after the image."""
     pipe = mmf.pipeline_from_spec(VIDEO_SPEC)
     inp = mmf.MmInput(images=[jpeg], videos=[clip], input_ids=[IMAGE, 7, 49280])
     for run in (pipe.process, pipe.count_tokens):
-        with pytest.raises(mmf.UnsupportedError, match=r"smolvlm: item 1 is a video, and a video's prompt is text"):
+        with pytest.raises(mmf.UnsupportedError, match=r"item 1: a video's prompt is text in family 'smolvlm'"):
             run(inp)
 
 
@@ -94,7 +95,7 @@ def test_sampling_frames_without_a_rate_names_the_item():
     pipe = mmf.pipeline_from_spec({**VIDEO_SPEC, "video_do_sample_frames": True})
     frames = np.zeros((4, 8, 8, 3), dtype=np.uint8)
     with pytest.raises(mmf.MediaError, match=r"item 0.*smolvlm: sampling a video's frames needs its frame rate"):
-        pipe.process(mmf.MmInput(videos=[frames], input_ids=[49280]))
+        pipe.process(mmf.MmInput(videos=[frames], text="<video>"), tokenize=lambda text: [49280])
 
 
 def test_images_and_videos_in_one_batch_are_refused():

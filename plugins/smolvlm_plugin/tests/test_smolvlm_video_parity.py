@@ -78,7 +78,7 @@ def test_clips_match_the_processor(spec_name, clips):
     loaded = [load_video(str(clips[n]), backend="pyav") for n in names]
     ref = proc.video_processor(videos=[f for f, _ in loaded], video_metadata=[copy.deepcopy(m) for _, m in loaded],
                                return_metadata=True, return_tensors="np")
-    features = []
+    features, geometries = [], []
     for k, name in enumerate(names):
         family, clip, item = ours(spec, clips[name].read_bytes())
         meta = ref["video_metadata"][k]
@@ -86,8 +86,9 @@ def test_clips_match_the_processor(spec_name, clips):
         n = clip.num_frames
         assert item.feature.array.tobytes() == ref["pixel_values"][k, :n].tobytes(), (spec_name, name)
         features.append(item.feature.array)
-        if len(names) == 1:  # the written frame count is the batch's (see test_several_videos)
-            assert family.mm_expansion_text("video", item.geometry) == proc.replace_video_token(ref, k)
+        geometries.append(item.geometry)
+    for k, geometry in enumerate(geometries):  # the written frame count is the batch's largest
+        assert family.mm_expansion_text("video", geometry, geometries) == proc.replace_video_token(ref, k)
     kw = padded(features, spec["max_image_size"])
     for key in ("pixel_values", "pixel_attention_mask"):
         assert kw[key].dtype == ref[key].dtype and kw[key].tobytes() == ref[key].tobytes(), (spec_name, key)
@@ -131,7 +132,7 @@ def test_decoded_frames_match_the_processor(fps):
         clip = mmp.select_frames(clip, indices)
     item = family.mm_process_item(clip)
     assert item.feature.array.tobytes() == ref["pixel_values"][0].tobytes()
-    assert family.mm_expansion_text("video", item.geometry) == proc.replace_video_token(ref, 0)
+    assert family.mm_expansion_text("video", item.geometry, [item.geometry]) == proc.replace_video_token(ref, 0)
 
 
 def test_sampling_matches_sample_frames():
@@ -153,3 +154,25 @@ def test_frame_count_words_equal_num2words():
     rng = random.Random(3)
     for n in [rng.randrange(10**12) for _ in range(3000)] + [10**6, 10**9, 10**12 - 1, 1001000, 1000100]:
         assert cardinal(n) == num2words(n), n
+
+
+@pytest.mark.parametrize("spec_name", ["fps_2_max_5", "all_frames"])
+def test_text_prompt_ids_match_the_processor(spec_name, clips):
+    """The pipeline given the prompt as text and the processor's tokenizer (video prompts are
+    expanded as text, docs/families/smolvlm.md §7) gives ``SmolVLMProcessor``'s ``input_ids``
+    and pixels for one and for two videos (the frame count written is the batch's)."""
+    from transformers.video_utils import load_video
+
+    spec = SPECS[spec_name]
+    proc = smolvlm_reference.video_processing(spec)
+    for names in (["clip_64x48_40f_10fps.mp4"], ["clip_32x48_6f_ntsc.mp4", "clip_64x48_40f_10fps.mp4"]):
+        text = "User: " + " and ".join(["<video>"] * len(names)) + " what happens?\nAssistant:"
+        loaded = [load_video(str(clips[n]), backend="pyav") for n in names]
+        ref = proc(text=[text], videos=[[f for f, _ in loaded]], video_metadata=[[m for _, m in loaded]],
+                   return_tensors="np")
+        out = mmf.pipeline_from_spec(spec).process(
+            mmf.MmInput(videos=[clips[n].read_bytes() for n in names], text=text), tokenize=proc.tokenizer)
+        assert out.input_ids.tolist() == ref["input_ids"][0].tolist(), (spec_name, names)
+        kwargs = out.model_kwargs()
+        for key in ("pixel_values", "pixel_attention_mask"):
+            assert kwargs[key].tobytes() == ref[key].tobytes(), (spec_name, names, key)
