@@ -38,8 +38,6 @@ from . import stats
 from .calls import Declined, Pipelines, pixel_bounds, same, size_is_bounds, tensor_type, writable
 from .resolve import SAMPLING
 
-# Options whose value never changes the tensors (batching only).
-_INERT = frozenset({"disable_grouping"})
 # The options transformers' preprocess takes out before sampling (the rest reach sample_frames).
 _BEFORE_SAMPLING = ("input_data_format", "do_convert_rgb", "do_sample_frames", "device", "video_metadata")
 # One small clip, to ask the family once whether it describes its video processor's output.
@@ -102,7 +100,7 @@ class AcceleratedVideoProcessor:
         metadata = self._original.return_metadata if metadata is None else metadata
         for key, value in kwargs.items():
             # Sampling options reach only sample_frames; 3-channel frames make do_convert_rgb a no-op.
-            if key in SAMPLING or key in _BEFORE_SAMPLING or key in _INERT:
+            if key in SAMPLING or key in _BEFORE_SAMPLING:
                 continue
             if not (hasattr(self._original, key) and same(value, getattr(self._original, key))):
                 raise Declined(f"option {key!r}")
@@ -164,6 +162,14 @@ class AcceleratedVideoProcessor:
             full.pop(name, None)
         return functools.partial(self._original.sample_frames, **full)
 
+    def _prompt(self, n: int) -> list[int]:
+        """A prompt for ``n`` videos: each placeholder followed by a text id, so that no two
+        videos' expansions touch (a default prompt's do, and a family may find its items'
+        positions by runs of their tokens: qwen_vl's M-RoPE does). The adapter returns no ids."""
+        caps = self._pipelines.get("f32").capabilities
+        text = min(set(range(len(caps.placeholders) + 1)) - set(caps.placeholders.values()))
+        return [caps.placeholders["video"], text] * n
+
     # -- serving ------------------------------------------------------------------
 
     def _serve(self, videos: Any, kwargs: Mapping[str, Any]) -> Any:
@@ -174,7 +180,7 @@ class AcceleratedVideoProcessor:
         items = [Video(VideoFrames(f), **bounds) if bounds else VideoFrames(f) for f in frames]
         pipe = self._pipelines.get(pixels)
         try:
-            out = pipe.hf_video_outputs(pipe.process(MmInput(videos=items)))
+            out = pipe.hf_video_outputs(pipe.process(MmInput(videos=items, input_ids=self._prompt(len(items)))))
         except MmError as e:
             raise Declined(f"{type(e).__name__}: {e}") from None
         data = {k: writable(v) for k, v in out.items()}
