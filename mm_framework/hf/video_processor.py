@@ -150,7 +150,7 @@ class AcceleratedVideoProcessor:
                   for a in arrays]
         for f in frames:
             if f.shape[-1] != 3:
-                raise Declined(f"a video of shape {list(f.shape)} ({len(f.shape) and f.shape[-1]} channels)")
+                raise Declined(f"a video of shape {list(f.shape)} ({f.shape[-1]} channels)")
         return frames, metadata
 
     def _sampler(self, kwargs: Mapping[str, Any]) -> Any:
