@@ -213,6 +213,10 @@ class FamilyHooks:
         # No implementation answers None: the family does not describe its image processor.
         return _guarded(self.family, "mm_hf_image_outputs", self._hook.mm_hf_image_outputs, none_ok=True, items=items)
 
+    def hf_video_outputs(self, items: Sequence[OutputItem]) -> dict[str, np.ndarray] | None:
+        # No implementation answers None: the family does not describe its video processor.
+        return _guarded(self.family, "mm_hf_video_outputs", self._hook.mm_hf_video_outputs, none_ok=True, items=items)
+
     def implemented(self) -> list[str]:
         """Hook names the family object itself implements."""
         return sorted(caller.name for caller in (self._pm.get_hookcallers(self.processor) or []))

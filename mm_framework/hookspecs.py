@@ -272,3 +272,14 @@ class FamilySpecs:
         answers: the image processor's output is not always the model's keyword tensors
         (Gemma 3's adds ``num_crops``). Unimplemented: ``None``, so nothing is served.
         """
+
+    @hookspec(firstresult=True)
+    def mm_hf_video_outputs(self, items: Sequence[OutputItem]) -> dict[str, np.ndarray] | None:
+        """What the transformers video processor this family clones returns for these
+        video items, given the frames it sampled (its ``BatchFeature`` tensors in its
+        order, as numpy arrays), or ``None``.
+
+        ``mm_framework.hf`` serves a video processor's calls only for a family that
+        answers (Qwen2.5-VL's model kwargs add ``second_per_grid_ts``, which its processor,
+        not its video processor, computes). Unimplemented: ``None``, so nothing is served.
+        """

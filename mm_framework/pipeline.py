@@ -283,6 +283,11 @@ class Pipeline:
         images, or ``None`` when the family does not say (hook ``mm_hf_image_outputs``)."""
         return self._plan.hooks.hf_image_outputs(out.items)
 
+    def hf_video_outputs(self, out: Output) -> dict[str, np.ndarray] | None:
+        """What the transformers video processor the family clones returns for ``out``'s
+        videos, or ``None`` when the family does not say (hook ``mm_hf_video_outputs``)."""
+        return self._plan.hooks.hf_video_outputs(out.items)
+
 
 @contextlib.contextmanager
 def _naming_sources(inp: MmInput) -> Iterator[None]:

@@ -1,5 +1,6 @@
-"""``accelerate``: put an :class:`~.image_processor.AcceleratedImageProcessor` in a
-transformers processor (or return one for a bare image processor)."""
+"""``accelerate``: put an :class:`~.image_processor.AcceleratedImageProcessor` (and an
+:class:`~.video_processor.AcceleratedVideoProcessor`) in a transformers processor, or
+return one for a bare image (video) processor."""
 
 from __future__ import annotations
 
@@ -8,26 +9,46 @@ from typing import Any
 from ..errors import UnsupportedError
 from . import stats
 from .image_processor import AcceleratedImageProcessor
-from .resolve import image_processor_spec
+from .resolve import image_processor_spec, video_processor_spec
+from .video_processor import AcceleratedVideoProcessor
 
 
 def accelerate(processor: Any, *, strict: bool = False) -> Any:
-    """``processor`` with its ``image_processor`` served by mm_framework, the same object
-    (a bare image processor comes back wrapped). When no installed family clones it, the
-    processor is returned unchanged and ``stats()`` records why, or with ``strict=True``
-    the ``UnsupportedError`` saying so is raised."""
-    bare = not hasattr(processor, "image_processor")
-    image_processor = processor if bare else processor.image_processor
-    if isinstance(image_processor, AcceleratedImageProcessor):
-        return processor
+    """``processor`` with its ``image_processor`` served by mm_framework, and its
+    ``video_processor`` too when a family clones it: the same object (a bare image or video
+    processor comes back wrapped). An image processor (or a bare one) that no installed
+    family clones is left as it is and ``stats()`` records why, or with ``strict=True`` the
+    ``UnsupportedError`` saying so is raised. A processor's video processor is optional
+    (most families take no video): one no family clones is left as it is, uncounted
+    (``accelerate(processor.video_processor, strict=True)`` says why)."""
+    if _is_video_processor(processor):
+        return _wrapped(processor, AcceleratedVideoProcessor, video_processor_spec, strict)
+    if not hasattr(processor, "image_processor"):
+        return _wrapped(processor, AcceleratedImageProcessor, image_processor_spec, strict)
+    processor.image_processor = _wrapped(processor.image_processor, AcceleratedImageProcessor, image_processor_spec,
+                                         strict)
+    video = getattr(processor, "video_processor", None)
+    if video is not None and not isinstance(video, AcceleratedVideoProcessor):
+        try:
+            processor.video_processor = AcceleratedVideoProcessor(video, video_processor_spec(video))
+        except UnsupportedError:
+            pass
+    return processor
+
+
+def _wrapped(original: Any, accelerated: type, spec_of: Any, strict: bool) -> Any:
+    if isinstance(original, accelerated):
+        return original
     try:
-        accelerated = AcceleratedImageProcessor(image_processor, image_processor_spec(image_processor))
+        return accelerated(original, spec_of(original))
     except UnsupportedError as e:
         if strict:
             raise
-        stats.fallback(type(image_processor).__name__, f"not accelerated: {e}")
-        return processor
-    if bare:
-        return accelerated
-    processor.image_processor = accelerated
-    return processor
+        stats.fallback(type(original).__name__, f"not accelerated: {e}")
+        return original
+
+
+def _is_video_processor(processor: Any) -> bool:
+    from transformers.video_processing_utils import VideoProcessorMixin
+
+    return isinstance(processor, (VideoProcessorMixin, AcceleratedVideoProcessor))

@@ -24,27 +24,25 @@ result is always the reference's. Served:
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 from PIL import Image as PILImage
 
-from ..errors import MmError, SpecError, UnsupportedError
+from ..errors import MmError, UnsupportedError
 from ..pipeline import Pipeline
 from ..request import Image, MmInput
 from . import stats
+from .calls import Declined, Pipelines, pixel_bounds, size_is_bounds
+from .calls import same as _same
+from .calls import tensor_type as _tensor_type
+from .calls import writable as _writable
 
 # Options whose value never changes the tensors (batching only).
 _INERT = frozenset({"disable_grouping"})
-_BOUNDS = ("shortest_edge", "longest_edge")
 # One small image, to ask the family once whether it describes its image processor's output.
 _PROBE = np.zeros((28, 28, 3), dtype=np.uint8)
-
-
-class Declined(Exception):
-    """This call is not served; the message is the reason ``stats()`` counts."""
 
 
 class AcceleratedImageProcessor:
@@ -55,23 +53,18 @@ class AcceleratedImageProcessor:
         self._original = original
         self._name = type(original).__name__
         self._spec = dict(spec)
-        self._pipes: dict[str, Pipeline | None] = {"f32": Pipeline(self._spec)}
-        self._lock = threading.Lock()
+        self._pipelines = Pipelines(self._spec)
         self._backend = self._spec.get("backend", "pil")
-        if self._pipes["f32"].hf_image_outputs(self._pipes["f32"].process(MmInput(images=[_PROBE]))) is None:
+        pipe = self._pipe("f32")
+        if pipe.hf_image_outputs(pipe.process(MmInput(images=[_PROBE]))) is None:
             raise UnsupportedError(f"{self._name}: family {self._spec['family']!r} does not say what its image "
                                    f"processor returns (hook mm_hf_image_outputs)")
-        options = self._pipes["f32"].capabilities.item_options.get("image", {})
+        options = pipe.capabilities.item_options.get("image", {})
         # The family's per-item options are the processor's call-time kwargs of the same name.
         self._item_options = frozenset(options)
         self._stacks_untyped = _stacks_without_return_tensors(original)
-        size = getattr(original, "size", None)
-        bounds = {k: getattr(size, k, None) for k in _BOUNDS} if size is not None else {}
         # The processor's size is the smart_resize bounds only when it holds exactly the family's.
-        self._size_is_bounds = (
-            {"min_pixels", "max_pixels"} <= set(options)
-            and bounds == {"shortest_edge": self._spec.get("min_pixels"), "longest_edge": self._spec.get("max_pixels")}
-        )
+        self._size_is_bounds = size_is_bounds(getattr(original, "size", None), self._spec, options)
 
     @property
     def original(self) -> Any:
@@ -122,40 +115,14 @@ class AcceleratedImageProcessor:
         return items, pixels, return_tensors
 
     def _pixels(self, rescale: bool | None, normalize: bool | None) -> str:
-        rescale = self._original.do_rescale if rescale is None else rescale
-        normalize = self._original.do_normalize if normalize is None else normalize
-        if (rescale or normalize) and (rescale, normalize) == (self._original.do_rescale, self._original.do_normalize):
-            # The spec cloned the processor's own switches (Gemma 4 rescales without normalizing).
-            return "f32"
-        if rescale != normalize:
-            raise Declined("do_rescale without do_normalize or the reverse")
-        if rescale:
-            raise Declined("do_rescale and do_normalize on where the processor has them off")
-        if self._pipe("u8") is None:
-            raise Declined(f"uint8 patches: family {self._spec['family']!r} has no pixels='u8'")
-        return "u8"
+        return self._pipelines.mode(self._original, rescale, normalize)
 
     def _bounds(self, size: Any, min_pixels: Any, max_pixels: Any) -> dict[str, int]:
         if size is None and min_pixels is None and max_pixels is None:
             return {}
         if not self._size_is_bounds:
             raise Declined("size / min_pixels / max_pixels on a processor whose size is not its pixel bounds")
-        if size is None:
-            # transformers fills a bound the call leaves out from the processor's own size
-            # here, but not when the call passes a size.
-            bounds: dict[str, Any] = {k: getattr(self._original.size, k) for k in _BOUNDS}
-        elif isinstance(size, Mapping) and set(size) <= set(_BOUNDS):
-            bounds = dict(size)
-        else:
-            raise Declined(f"size {size!r}")
-        if min_pixels is not None:
-            bounds["shortest_edge"] = min_pixels
-        if max_pixels is not None:
-            bounds["longest_edge"] = max_pixels
-        if any(not isinstance(bounds.get(k), int) or isinstance(bounds.get(k), bool) or bounds[k] <= 0
-               for k in _BOUNDS):
-            raise Declined(f"size bounds {bounds!r}")
-        return {"min_pixels": bounds["shortest_edge"], "max_pixels": bounds["longest_edge"]}
+        return pixel_bounds(self._original.size, size, min_pixels, max_pixels)
 
     def _item(self, image: Any, options: dict[str, int], convert: bool | None) -> Any:
         if isinstance(image, PILImage.Image):
@@ -167,13 +134,7 @@ class AcceleratedImageProcessor:
         return Image(source, **options) if options else source
 
     def _pipe(self, pixels: str) -> Pipeline | None:
-        with self._lock:
-            if pixels not in self._pipes:
-                try:
-                    self._pipes[pixels] = Pipeline({**self._spec, "pixels": pixels})
-                except SpecError:
-                    self._pipes[pixels] = None
-            return self._pipes[pixels]
+        return self._pipelines.get(pixels)
 
     # -- serving ------------------------------------------------------------------
 
@@ -206,40 +167,6 @@ def _stacks_without_return_tensors(original: Any) -> bool:
     except Exception:  # any refusal of the probe: decline those calls rather than guess
         return False
     return all(hasattr(v, "dtype") and hasattr(v, "shape") for v in out.values())
-
-
-def _writable(array: np.ndarray) -> np.ndarray:
-    """``array`` writable, as transformers' outputs are. The adapter's pipelines keep no
-    cache, so an item's read-only feature is this call's alone: a writable view of its
-    buffer, not a copy (a 1280x960 image's f32 patches are 15 MB)."""
-    if array.flags.writeable:
-        return array
-    view = array.view()
-    try:
-        view.flags.writeable = True
-    except ValueError:  # a buffer numpy does not own (a memory map, say)
-        return np.array(array)
-    return view
-
-
-def _tensor_type(value: Any) -> str | None:
-    text = None if value is None else str(getattr(value, "value", value))
-    if text not in (None, "np", "pt"):
-        raise Declined(f"return_tensors {value!r}")
-    return text
-
-
-def _same(value: Any, own: Any) -> bool:
-    """Whether a call option equals the processor's attribute (lists and tuples alike;
-    ``True`` is not ``1``)."""
-    if isinstance(value, (list, tuple)) and isinstance(own, (list, tuple)):
-        return len(value) == len(own) and all(_same(a, b) for a, b in zip(value, own))
-    if isinstance(value, bool) or isinstance(own, bool):
-        return value is own
-    try:
-        return bool(value == own)
-    except (TypeError, ValueError):  # an array against a scalar, say: not provably the same
-        return False
 
 
 def _flat(images: Any) -> list[Any]:

@@ -176,6 +176,16 @@ class QwenVlFamily:
         images = [it for it in items if it.modality == "image"]
         return self.mm_model_kwargs(images) if len(images) == len(items) else None
 
+    @mmp.hookimpl
+    def mm_hf_video_outputs(self, items: Sequence[mmp.OutputItem]) -> dict[str, np.ndarray] | None:
+        """``Qwen2VLVideoProcessor``'s and ``Qwen3VLVideoProcessor``'s ``pixel_values_videos`` and
+        ``video_grid_thw`` (Qwen2.5-VL's ``second_per_grid_ts`` is its processor's, from the
+        metadata): tests/test_qwen_hf_video.py."""
+        if not items or any(it.modality != "video" for it in items):
+            return None
+        kwargs = self.mm_model_kwargs(items)
+        return {k: kwargs[k] for k in ("pixel_values_videos", "video_grid_thw")}
+
     def _video(self) -> QwenVideo:
         # The driver refuses videos for a spec without video fields (Capabilities.video),
         # and a token count for one is the caller's question to get wrong.

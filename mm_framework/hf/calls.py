@@ -1,0 +1,121 @@
+"""What the accelerated image and video processors share about a transformers call: the
+decline signal, reading ``return_tensors`` and the pixel bounds, comparing an option with
+the processor's own value, and handing out writable arrays."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from ..errors import SpecError
+from ..pipeline import Pipeline
+
+BOUNDS = ("shortest_edge", "longest_edge")
+
+
+class Declined(Exception):
+    """This call is not served; the message is the reason ``stats()`` counts."""
+
+
+class Pipelines:
+    """A spec's pipelines by pixel mode: ``"f32"`` built at once, ``"u8"`` on first need
+    (``None`` when the family has no ``pixels="u8"``). Thread-safe: each is built once and
+    immutable."""
+
+    def __init__(self, spec: Mapping[str, Any]) -> None:
+        self.spec = dict(spec)
+        self._pipes: dict[str, Pipeline | None] = {"f32": Pipeline(self.spec)}
+        self._lock = threading.Lock()
+
+    def get(self, pixels: str) -> Pipeline | None:
+        with self._lock:
+            if pixels not in self._pipes:
+                try:
+                    self._pipes[pixels] = Pipeline({**self.spec, "pixels": pixels})
+                except SpecError:
+                    self._pipes[pixels] = None
+            return self._pipes[pixels]
+
+    def mode(self, original: Any, rescale: bool | None, normalize: bool | None) -> str:
+        """The pixel mode of a call's ``do_rescale`` / ``do_normalize`` (``None``: the
+        processor's own)."""
+        rescale = original.do_rescale if rescale is None else rescale
+        normalize = original.do_normalize if normalize is None else normalize
+        if (rescale or normalize) and (rescale, normalize) == (original.do_rescale, original.do_normalize):
+            # The spec cloned the processor's own switches (Gemma 4 rescales without normalizing).
+            return "f32"
+        if rescale != normalize:
+            raise Declined("do_rescale without do_normalize or the reverse")
+        if rescale:
+            raise Declined("do_rescale and do_normalize on where the processor has them off")
+        if self.get("u8") is None:
+            raise Declined(f"uint8 patches: family {self.spec['family']!r} has no pixels='u8'")
+        return "u8"
+
+
+def tensor_type(value: Any) -> str | None:
+    text = None if value is None else str(getattr(value, "value", value))
+    if text not in (None, "np", "pt"):
+        raise Declined(f"return_tensors {value!r}")
+    return text
+
+
+def same(value: Any, own: Any) -> bool:
+    """Whether a call option equals the processor's attribute (lists and tuples alike;
+    ``True`` is not ``1``)."""
+    if isinstance(value, (list, tuple)) and isinstance(own, (list, tuple)):
+        return len(value) == len(own) and all(same(a, b) for a, b in zip(value, own))
+    if isinstance(value, bool) or isinstance(own, bool):
+        return value is own
+    try:
+        return bool(value == own)
+    except (TypeError, ValueError):  # an array against a scalar, say: not provably the same
+        return False
+
+
+def size_is_bounds(own_size: Any, spec: Mapping[str, Any], fields: Mapping[str, str]) -> bool:
+    """Whether the processor's ``size`` is exactly the smart_resize bounds the spec cloned:
+    ``fields`` maps the family's per-item options ``min_pixels`` / ``max_pixels`` to the spec
+    fields they replace (``Capabilities.item_options``)."""
+    if own_size is None or not {"min_pixels", "max_pixels"} <= set(fields):
+        return False
+    bounds = {k: getattr(own_size, k, None) for k in BOUNDS}
+    return bounds == {"shortest_edge": spec.get(fields["min_pixels"]), "longest_edge": spec.get(fields["max_pixels"])}
+
+
+def pixel_bounds(own_size: Any, size: Any, min_pixels: Any, max_pixels: Any) -> dict[str, int]:
+    """The per-item ``min_pixels`` / ``max_pixels`` of a call's ``size`` / ``min_pixels`` /
+    ``max_pixels`` (at least one given), combined as transformers' ``_standardize_kwargs``
+    combines them with the processor's own ``size``."""
+    if size is None:
+        # transformers fills a bound the call leaves out from the processor's own size
+        # here, but not when the call passes a size.
+        bounds: dict[str, Any] = {k: getattr(own_size, k) for k in BOUNDS}
+    elif isinstance(size, Mapping) and set(size) <= set(BOUNDS):
+        bounds = dict(size)
+    else:
+        raise Declined(f"size {size!r}")
+    if min_pixels is not None:
+        bounds["shortest_edge"] = min_pixels
+    if max_pixels is not None:
+        bounds["longest_edge"] = max_pixels
+    if any(not isinstance(bounds.get(k), int) or isinstance(bounds.get(k), bool) or bounds[k] <= 0 for k in BOUNDS):
+        raise Declined(f"size bounds {bounds!r}")
+    return {"min_pixels": bounds["shortest_edge"], "max_pixels": bounds["longest_edge"]}
+
+
+def writable(array: np.ndarray) -> np.ndarray:
+    """``array`` writable, as transformers' outputs are. The adapter's pipelines keep no
+    cache, so an item's read-only feature is this call's alone: a writable view of its
+    buffer, not a copy (a 1280x960 image's f32 patches are 15 MB)."""
+    if array.flags.writeable:
+        return array
+    view = array.view()
+    try:
+        view.flags.writeable = True
+    except ValueError:  # a buffer numpy does not own (a memory map, say)
+        return np.array(array)
+    return view
