@@ -219,8 +219,8 @@ CLIP = (np.random.default_rng(8).integers(0, 256, (8, 120, 160, 3), dtype=np.uin
 @pytest.mark.parametrize("device_normalize", [True, False], ids=["device_normalize", "cpu_normalize"])
 @pytest.mark.parametrize("arch", ["Qwen2_5_VLForConditionalGeneration", "Qwen3VLForConditionalGeneration"])
 def test_image_and_video_request(arch, device_normalize, model_root, original_call, monkeypatch):
-    """A prompt with an image and a video: the image is served, the video stays with transformers'
-    video processor (the accelerated copy keeps it), and everything equals vLLM without the plugin."""
+    """A prompt with an image and a video: both are served (the image and the video processor's
+    calls), and everything equals vLLM without the plugin."""
     from vllm.multimodal.processing.context import TimingContext
     from vllm.multimodal.processing.inputs import ProcessorInputs
 
@@ -234,7 +234,9 @@ def test_image_and_video_request(arch, device_normalize, model_root, original_ca
     want = _reference(monkeypatch, original_call, run)
     hf.reset_stats()
     got = run()
-    assert hf.stats() == {"served": {"Qwen2VLImageProcessor": 1}, "fallbacks": {}}
+    video = {"Qwen2_5_VLForConditionalGeneration": "Qwen2VLVideoProcessor",
+             "Qwen3VLForConditionalGeneration": "Qwen3VLVideoProcessor"}[arch]
+    assert hf.stats() == {"served": {"Qwen2VLImageProcessor": 1, video: 1}, "fallbacks": {}}
     vllm_models.assert_same_input(got, want)
     assert len(got["mm_kwargs"]["video"]) == 1
 
