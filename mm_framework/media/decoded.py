@@ -90,11 +90,17 @@ def take_decoded(src: Image.Image | np.ndarray, max_pixels: int, budget: ByteBud
     else:
         if w <= 0 or h <= 0:
             raise MediaError(f"decoded image: empty image ({w}x{h})")
-        image, mode = src.copy(), src.mode
-        pixels = image.tobytes()
-        palette = image.palette.tobytes() if image.palette is not None and mode in ("P", "PA") else b""
-        extra = f"{image.getexif().get(0x0112, 1)}\0{image.info.get('transparency')!r}\0".encode() + palette
+        mode, pixels = src.mode, src.tobytes()
+        orientation, transparency = src.getexif().get(0x0112, 1), src.info.get("transparency")
+        palette = src.palette.tobytes() if src.palette is not None and mode in ("P", "PA") else b""
+        extra = f"{orientation}\0{transparency!r}\0".encode() + palette
         nbytes = len(pixels)
+        if mode == "RGB" and orientation == 1 and transparency is None:
+            # Its bytes are already the decoded RGB image (nothing to turn, key out or convert):
+            # held as an array over them, it is neither copied as a Pillow image nor exported again.
+            image = np.frombuffer(pixels, np.uint8).reshape(h, w, 3)
+        else:
+            image = src.copy()
     if not budget.claim(nbytes):
         raise LimitExceededError(f"decoded image of {nbytes} bytes exceeds the request media byte budget")
     return DecodedSource(image=image, hash=_hash(mode, (w, h), extra, pixels), width=w, height=h)
