@@ -18,12 +18,19 @@ result is always the reference's. Served:
   ``max_pixels`` per item, combined as transformers' ``_standardize_kwargs`` combines them;
 * the family's per-item options (``Capabilities.item_options``: Gemma 3's
   ``do_pan_and_scan``, ...), which are the processor's call-time kwargs of the same name;
+* the family's ``Capabilities.hf_config_kwargs`` (Pixtral's ``patch_size``): the call is
+  served by the spec the family resolves from the processor's saved config holding the
+  call's value (a value it refuses hands the call back);
+* images nested per sample where the family's outputs carry ``batch_num_images``
+  (LLaVA-OneVision's): only when the family's count equals the call's nesting, else the
+  call goes back (after processing: such calls are not expected from the processors).
 * any other option only at the processor's own value (it changes nothing). A value the
   pipeline refuses (a ``SpecError`` for the item) hands the call back too.
 """
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Mapping
 from typing import Any
@@ -35,12 +42,15 @@ from ..errors import MmError, SpecError, UnsupportedError
 from ..pipeline import Pipeline
 from ..request import Image, MmInput
 from . import stats
+from .resolve import image_processor_spec
 
 # Options whose value never changes the tensors (batching only).
 _INERT = frozenset({"disable_grouping"})
 _BOUNDS = ("shortest_edge", "longest_edge")
 # One small image, to ask the family once whether it describes its image processor's output.
 _PROBE = np.zeros((28, 28, 3), dtype=np.uint8)
+# Pipelines built for call kwargs of the saved config, at most (a request may send any value).
+_MAX_PIPES = 32
 
 
 class Declined(Exception):
@@ -55,15 +65,18 @@ class AcceleratedImageProcessor:
         self._original = original
         self._name = type(original).__name__
         self._spec = dict(spec)
-        self._pipes: dict[str, Pipeline | None] = {"f32": Pipeline(self._spec)}
+        base = Pipeline(self._spec)
+        # (pixels, the call's config kwargs as JSON) -> its pipeline, or why there is none.
+        self._pipes: dict[tuple[str, str], Pipeline | str] = {("f32", ""): base}
         self._lock = threading.Lock()
         self._backend = self._spec.get("backend", "pil")
-        if self._pipes["f32"].hf_image_outputs(self._pipes["f32"].process(MmInput(images=[_PROBE]))) is None:
+        if base.hf_image_outputs(base.process(MmInput(images=[_PROBE]))) is None:
             raise UnsupportedError(f"{self._name}: family {self._spec['family']!r} does not say what its image "
                                    f"processor returns (hook mm_hf_image_outputs)")
-        options = self._pipes["f32"].capabilities.item_options.get("image", {})
+        options = base.capabilities.item_options.get("image", {})
         # The family's per-item options are the processor's call-time kwargs of the same name.
         self._item_options = frozenset(options)
+        self._config_kwargs = base.capabilities.hf_config_kwargs
         self._stacks_untyped = _stacks_without_return_tensors(original)
         size = getattr(original, "size", None)
         bounds = {k: getattr(size, k, None) for k in _BOUNDS} if size is not None else {}
@@ -88,8 +101,7 @@ class AcceleratedImageProcessor:
         try:
             if args:
                 raise Declined("positional arguments after images")
-            call = self._plan(images, kwargs)
-            result = self._run(*call)
+            result = self._run(*self._plan(images, kwargs))
         except Declined as e:
             stats.fallback(self._name, str(e))
             return self._original(images, *args, **kwargs)
@@ -100,7 +112,7 @@ class AcceleratedImageProcessor:
 
     # -- deciding -----------------------------------------------------------------
 
-    def _plan(self, images: Any, kwargs: Mapping[str, Any]) -> tuple[list[Any], str, str | None]:
+    def _plan(self, images: Any, kwargs: Mapping[str, Any]) -> tuple[list[Any], str, str, str | None, Any]:
         kwargs = dict(kwargs)
         return_tensors = _tensor_type(kwargs.pop("return_tensors", None))
         if return_tensors is None and not self._stacks_untyped:
@@ -110,16 +122,21 @@ class AcceleratedImageProcessor:
         convert = kwargs.pop("do_convert_rgb", None)
         # A processor passes its own default (Gemma 3's True) over the image processor's saved null.
         convert = self._original.do_convert_rgb if convert is None else convert
+        changes = {}
         for key, value in kwargs.items():
             if key in _INERT or hasattr(self._original, key) and _same(value, getattr(self._original, key)):
                 continue
-            if key not in self._item_options or value is None:
+            if value is None or key not in self._item_options | self._config_kwargs:
                 raise Declined(f"option {key!r}")
-            options[key] = value
+            (changes if key in self._config_kwargs else options)[key] = value
         items = [self._item(im, options, convert) for im in _flat(images)]
         if not items:
             raise Declined("no images")
-        return items, pixels, return_tensors
+        try:
+            config = json.dumps(changes, sort_keys=True) if changes else ""
+        except (TypeError, ValueError):
+            raise Declined(f"options {sorted(changes)} of types JSON does not hold") from None
+        return items, pixels, config, return_tensors, _groups(images)
 
     def _pixels(self, rescale: bool | None, normalize: bool | None) -> str:
         rescale = self._original.do_rescale if rescale is None else rescale
@@ -131,8 +148,6 @@ class AcceleratedImageProcessor:
             raise Declined("do_rescale without do_normalize or the reverse")
         if rescale:
             raise Declined("do_rescale and do_normalize on where the processor has them off")
-        if self._pipe("u8") is None:
-            raise Declined(f"uint8 patches: family {self._spec['family']!r} has no pixels='u8'")
         return "u8"
 
     def _bounds(self, size: Any, min_pixels: Any, max_pixels: Any) -> dict[str, int]:
@@ -166,25 +181,49 @@ class AcceleratedImageProcessor:
             source = _hwc(image)
         return Image(source, **options) if options else source
 
-    def _pipe(self, pixels: str) -> Pipeline | None:
+    def _pipe(self, pixels: str, config: str) -> Pipeline:
+        """The pipeline of ``pixels`` (``"f32"`` or ``"u8"``) and the call's config kwargs
+        (``config``, JSON), built once; ``Declined`` saying why there is none."""
+        key = (pixels, config)
         with self._lock:
-            if pixels not in self._pipes:
-                try:
-                    self._pipes[pixels] = Pipeline({**self._spec, "pixels": pixels})
-                except SpecError:
-                    self._pipes[pixels] = None
-            return self._pipes[pixels]
+            found = self._pipes.get(key)
+            if found is None:
+                found = self._build(pixels, config)
+                if len(self._pipes) >= _MAX_PIPES:
+                    self._pipes = {("f32", ""): self._pipes["f32", ""]}
+                self._pipes[key] = found
+        if isinstance(found, str):
+            raise Declined(found)
+        return found
+
+    def _build(self, pixels: str, config: str) -> Pipeline | str:
+        spec = self._spec
+        if config:
+            try:
+                spec = image_processor_spec(self._original, json.loads(config))
+            except UnsupportedError as e:
+                return f"options {config}: {e}"
+        try:
+            return Pipeline(spec if pixels == "f32" else {**spec, "pixels": pixels})
+        except SpecError as e:
+            if pixels == "u8":
+                return f"uint8 patches: family {self._spec['family']!r} has no pixels='u8'"
+            return f"options {config}: {e}"
 
     # -- serving ------------------------------------------------------------------
 
-    def _run(self, items: list[Any], pixels: str, return_tensors: str | None) -> Any:
+    def _run(self, items: list[Any], pixels: str, config: str, return_tensors: str | None, groups: Any) -> Any:
         from transformers import BatchFeature
 
-        pipe = self._pipe(pixels)
+        pipe = self._pipe(pixels, config)
         try:
             kwargs = pipe.hf_image_outputs(pipe.process(MmInput(images=items)))
         except MmError as e:
             raise Declined(f"{type(e).__name__}: {e}") from None
+        if "batch_num_images" in kwargs and kwargs["batch_num_images"].tolist() != groups:
+            # transformers counts the images of each sample from the call's nesting.
+            raise Declined(f"images nested {groups} per sample, the family gives batch_num_images "
+                           f"{kwargs['batch_num_images'].tolist()}")
         if pixels == "u8" and self._backend == "pil":
             # The PIL backend keeps its float32 arrays when it neither rescales nor normalizes.
             kwargs = {k: v.astype(np.float32) if v.dtype == np.uint8 else v for k, v in kwargs.items()}
@@ -240,6 +279,17 @@ def _same(value: Any, own: Any) -> bool:
         return bool(value == own)
     except (TypeError, ValueError):  # an array against a scalar, say: not provably the same
         return False
+
+
+def _groups(images: Any) -> list[int] | None:
+    """transformers' images per sample (LLaVA-OneVision's ``batch_num_images``): a nested
+    list's non-empty sublists, else one each; ``None`` for a list nesting only some."""
+    if not isinstance(images, (list, tuple)):
+        return [1]
+    nested = [isinstance(im, (list, tuple)) for im in images]
+    if not any(nested):
+        return [1] * len(images)
+    return [len(im) for im in images if im] if nested[0] and all(nested) else None
 
 
 def _flat(images: Any) -> list[Any]:

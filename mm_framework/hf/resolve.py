@@ -11,6 +11,7 @@ say (``image_processor_type`` is the torchvision class's name for both).
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from ..errors import SpecError, UnsupportedError
@@ -28,12 +29,13 @@ def candidates(class_name: str) -> list[tuple[str, str]]:
     return found
 
 
-def image_processor_spec(image_processor: Any) -> dict[str, Any]:
-    """The spec cloning ``image_processor``; ``UnsupportedError`` saying why for each model
-    type tried when no installed family clones it."""
+def image_processor_spec(image_processor: Any, changes: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The spec cloning ``image_processor`` (with the saved config's keys in ``changes``
+    replaced: a call's kwargs); ``UnsupportedError`` saying why for each model type tried
+    when no installed family clones it."""
     name = type(image_processor).__name__
     # As saved (to_dict keeps enums such as PILImageResampling; the JSON has their values).
-    saved = json.loads(image_processor.to_json_string())
+    saved = {**json.loads(image_processor.to_json_string()), **(changes or {})}
     model_types = candidates(name)
     tried = []
     for model_type, backend in model_types:

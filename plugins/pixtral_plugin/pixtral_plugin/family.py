@@ -69,6 +69,8 @@ class PixtralFamily:
             id_range=(0, 2**31 - 1), placeholders={"image": self.spec.image_token_id},
             placeholder_texts={"image": "[IMG]"},
             outputs={"image": mmp.ItemOutputs("f32", {"image_sizes": ("i64", (2,))})},
+            # PixtralProcessor calls its image processor with patch_size = patch * merge.
+            hf_config_kwargs={"patch_size"},
         )
 
     @mmp.hookimpl
@@ -113,3 +115,9 @@ class PixtralFamily:
         for k, (it, (h, w)) in enumerate(zip(items, sizes.tolist())):
             pixel_values[k, :, :h, :w] = it.feature.array
         return {"pixel_values": pixel_values, "image_sizes": sizes}
+
+    @mmp.hookimpl
+    def mm_hf_image_outputs(self, items: Sequence[mmp.OutputItem]) -> dict[str, np.ndarray]:
+        """``PixtralImageProcessor``'s (either backend's) ``pixel_values`` and ``image_sizes``:
+        the model kwargs (tests/test_pixtral_hf_accelerate.py)."""
+        return self.mm_model_kwargs(items)
