@@ -27,6 +27,8 @@ from typing import Any
 SERVED = (
     "Gemma3ForConditionalGeneration",
     "Glm4vForConditionalGeneration",
+    "LlavaOnevisionForConditionalGeneration",
+    "Mistral3ForConditionalGeneration",
     "PaddleOCRVLForConditionalGeneration",
     "Qwen2VLForConditionalGeneration",
     "Qwen2_5_VLForConditionalGeneration",
