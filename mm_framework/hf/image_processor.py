@@ -11,8 +11,9 @@ result is always the reference's. Served:
   (torch tensors from the torchvision backend, numpy from the PIL one) where the processor
   stacks its outputs without it (asked of the processor once, on a small image);
 * ``do_rescale`` and ``do_normalize`` both on, or both off when the family offers uint8
-  patches (``pixels="u8"``): the torchvision backend then returns uint8, the PIL one the
-  same values as float32, as transformers does;
+  patches (``pixels="u8"``): each output then has the dtype the processor gives a small
+  image with both off (the torchvision backends return uint8, the PIL ones float32 or uint8
+  by processor), asked once;
 * ``size`` / ``min_pixels`` / ``max_pixels`` when the processor's ``size`` is the pixel
   bounds ``{"shortest_edge", "longest_edge"}`` of a family taking ``min_pixels`` /
   ``max_pixels`` per item, combined as transformers' ``_standardize_kwargs`` combines them;
@@ -77,6 +78,8 @@ class AcceleratedImageProcessor:
         # The family's per-item options are the processor's call-time kwargs of the same name.
         self._item_options = frozenset(options)
         self._config_kwargs = base.capabilities.hf_config_kwargs
+        # Output name -> the dtype the processor gives it with do_rescale and do_normalize off.
+        self._u8_dtypes: dict[str, np.dtype] | None = None
         self._stacks_untyped = _stacks_without_return_tensors(original)
         size = getattr(original, "size", None)
         bounds = {k: getattr(size, k, None) for k in _BOUNDS} if size is not None else {}
@@ -204,11 +207,19 @@ class AcceleratedImageProcessor:
             except UnsupportedError as e:
                 return f"options {config}: {e}"
         try:
-            return Pipeline(spec if pixels == "f32" else {**spec, "pixels": pixels})
+            pipe = Pipeline(spec if pixels == "f32" else {**spec, "pixels": pixels})
         except SpecError as e:
             if pixels == "u8":
                 return f"uint8 patches: family {self._spec['family']!r} has no pixels='u8'"
             return f"options {config}: {e}"
+        if pixels == "u8" and self._u8_dtypes is None:
+            try:
+                out = self._original(images=[_probe_image()], do_rescale=False, do_normalize=False,
+                                     return_tensors="np")
+            except Exception:  # any refusal of the probe: decline those calls rather than guess
+                return "uint8 patches: the processor refuses a small image with do_rescale and do_normalize off"
+            self._u8_dtypes = {k: np.asarray(v).dtype for k, v in out.items()}
+        return pipe
 
     # -- serving ------------------------------------------------------------------
 
@@ -224,9 +235,10 @@ class AcceleratedImageProcessor:
             # transformers counts the images of each sample from the call's nesting.
             raise Declined(f"images nested {groups} per sample, the family gives batch_num_images "
                            f"{kwargs['batch_num_images'].tolist()}")
-        if pixels == "u8" and self._backend == "pil":
-            # The PIL backend keeps its float32 arrays when it neither rescales nor normalizes.
-            kwargs = {k: v.astype(np.float32) if v.dtype == np.uint8 else v for k, v in kwargs.items()}
+        if pixels == "u8":
+            # Some PIL backends keep float32 arrays when they neither rescale nor normalize.
+            kwargs = {k: v.astype(self._u8_dtypes.get(k, v.dtype)) if v.dtype == np.uint8 else v
+                      for k, v in kwargs.items()}
         data = {k: _writable(v) for k, v in kwargs.items()}
         if return_tensors == "pt" or (return_tensors is None and self._backend == "torchvision"):
             from ..handoff import to_torch
@@ -241,10 +253,14 @@ def _stacks_without_return_tensors(original: Any) -> bool:
     asked once, of the processor itself, on a small image. A processor that fails on it counts
     as giving lists, so such calls go to it."""
     try:
-        out = original(images=[PILImage.new("RGB", (_PROBE.shape[1], _PROBE.shape[0]))])
+        out = original(images=[_probe_image()])
     except Exception:  # any refusal of the probe: decline those calls rather than guess
         return False
     return all(hasattr(v, "dtype") and hasattr(v, "shape") for v in out.values())
+
+
+def _probe_image() -> PILImage.Image:
+    return PILImage.new("RGB", (_PROBE.shape[1], _PROBE.shape[0]))
 
 
 def _writable(array: np.ndarray) -> np.ndarray:

@@ -6,7 +6,9 @@ batch's largest image, and ``image_sizes``: keys, types, dtypes, shapes, bytes).
 spatial_merge_size`` (Mistral Small 3.1: 28 over the saved 14), so on a 10x10 image the bare
 image processor gives 16x16 (Pixtral-12B) or 14x14 and the processor's call 28x28: the call's
 ``patch_size`` is served through the spec resolved with it (``Capabilities.hf_config_kwargs``),
-and the whole processor's ``input_ids`` are unchanged.
+and the whole processor's ``input_ids`` are unchanged. With ``do_rescale`` and ``do_normalize``
+off (vLLM's ``mm_device_do_normalize``), the family's ``pixels="u8"``: uint8 from the
+torchvision backend, float32 of the same values from the PIL one.
 
 PIL backend always; the torchvision one when torchvision imports; ``return_tensors="pt"`` when
 torch does.
@@ -36,9 +38,10 @@ HAS_TORCH = importlib.util.find_spec("torch") is not None
 HAS_TEKKEN = importlib.util.find_spec("mistral_common") is not None
 NAMES = ["tiny_10x10.png", "odd_70x50.png", "portrait_333x501.png", "photo_1280x960.jpg", "rgba_640x480.png",
          "palette_P_500x375.png"]
-CALLS = [{}, {"patch_size": 28}, {"patch_size": {"height": 32, "width": 32}}]
+U8 = {"do_rescale": False, "do_normalize": False}
+CALLS = [{}, {"patch_size": 28}, {"patch_size": {"height": 32, "width": 32}}, {"patch_size": 28, **U8}]
 if HAS_TORCH:
-    CALLS.append({"patch_size": 28, "return_tensors": "pt"})
+    CALLS += [{"patch_size": 28, "return_tensors": "pt"}, {"patch_size": 28, "return_tensors": "pt", **U8}]
 
 
 def _images():

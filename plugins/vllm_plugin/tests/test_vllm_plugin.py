@@ -1,8 +1,7 @@
 """vLLM with the plugin equals vLLM without it, call by call.
 
 For each served architecture, in both ``mm_device_do_normalize`` modes (Gemma 3,
-PaddleOCR-VL and LLaVA-OneVision: the one they have; Mistral 3's uint8 mode falls back,
-counted), vLLM's own multimodal processor
+PaddleOCR-VL and LLaVA-OneVision: the one they have), vLLM's own multimodal processor
 (``MULTIMODAL_REGISTRY.create_processor(...).apply(...)``) runs on held-out images (sizes
 from 17 pixels to 1280x960, modes L, RGBA, P, CMYK, an array) and ``mm_processor_kwargs``
 pixel bounds (and, for Qwen, an image with a video), once through the plugin (loaded by
@@ -168,8 +167,8 @@ def mistral3_dir(tmp_path_factory):
 @pytest.mark.parametrize("device_normalize", [True, False], ids=["device_normalize", "cpu_normalize"])
 def test_mistral3_apply_equals_vllm_without_plugin(device_normalize, mistral3_dir, original_call, monkeypatch):
     """PixtralProcessor calls its image processor with patch_size 28 (14 x the 2x2 merge) over the
-    saved 14: served with the call's. The pixtral family has no uint8 patches, so vLLM's
-    mm_device_do_normalize calls go to transformers, counted."""
+    saved 14: served with the call's; uint8 planes (the pixtral family's pixels="u8") with
+    mm_device_do_normalize."""
     import torch
 
     processor = _processor(mistral3_dir, device_normalize)
@@ -179,9 +178,7 @@ def test_mistral3_apply_equals_vllm_without_plugin(device_normalize, mistral3_di
         want = _reference(monkeypatch, original_call, run)
         hf.reset_stats()
         got = run()
-        assert hf.stats() == ({"served": {}, "fallbacks": {
-            "PixtralImageProcessor: uint8 patches: family 'pixtral' has no pixels='u8'": 1}} if device_normalize else
-            {"served": {"PixtralImageProcessor": 1}, "fallbacks": {}}), names
+        assert hf.stats() == {"served": {"PixtralImageProcessor": 1}, "fallbacks": {}}, names
         vllm_models.assert_same_input(got, want)
         pixels = got["mm_kwargs"]["image"][0]["pixel_values"].data
         assert pixels.dtype == (torch.uint8 if device_normalize else torch.float32)
