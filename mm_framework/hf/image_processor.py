@@ -237,7 +237,7 @@ class AcceleratedImageProcessor:
                            f"{kwargs['batch_num_images'].tolist()}")
         if pixels == "u8":
             # Some PIL backends keep float32 arrays when they neither rescale nor normalize.
-            kwargs = {k: v.astype(self._u8_dtypes.get(k, v.dtype)) if v.dtype == np.uint8 else v
+            kwargs = {k: v.astype(self._u8_dtypes.get(k, v.dtype), copy=False) if v.dtype == np.uint8 else v
                       for k, v in kwargs.items()}
         data = {k: _writable(v) for k, v in kwargs.items()}
         if return_tensors == "pt" or (return_tensors is None and self._backend == "torchvision"):
