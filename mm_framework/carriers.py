@@ -270,6 +270,11 @@ def _item_options(caps: Capabilities, _attr: Any, value: Mapping[str, Mapping[st
                 raise InternalError(f"item_options[{modality!r}] must map option names to spec fields, got {name!r}")
 
 
+def _names(_caps: Capabilities, attr: Any, value: frozenset[str]) -> None:
+    if not all(isinstance(name, str) and name for name in value):
+        raise InternalError(f"{attr.name} must be non-empty names, got {sorted(map(repr, value))}")
+
+
 @attrs.frozen
 class Capabilities:
     """What a family accepts: its modalities, per-item options and prompt id range.
@@ -301,6 +306,11 @@ class Capabilities:
     words), which no id layout can write: a request with such an item gives its prompt as text
     and a tokenizer that reports character offsets (:mod:`~mm_framework.text_prompt`; the chat
     front door does), and the text is expanded before it is tokenized.
+    ``hf_config_kwargs``: the call kwargs of the cloned transformers image processor that
+    are keys of its saved config (Pixtral's ``patch_size``, which ``PixtralProcessor``
+    passes as patch size times spatial merge): ``mm_framework.hf`` serves a call passing
+    one with the spec ``mm_spec_from_hf_configs`` resolves from the saved config holding
+    the call's value, as transformers takes a call kwarg over the attribute.
     """
 
     modalities: tuple[str, ...] = attrs.field(default=("image",), converter=tuple)
@@ -318,6 +328,7 @@ class Capabilities:
     )
     outputs: Mapping[str, ItemOutputs] = attrs.field(factory=dict, converter=dict, validator=_outputs)
     text_prompts: frozenset[str] = attrs.field(default=frozenset(), converter=frozenset, validator=_text_prompts)
+    hf_config_kwargs: frozenset[str] = attrs.field(default=frozenset(), converter=frozenset, validator=_names)
 
     @property
     def video(self) -> bool:

@@ -20,8 +20,7 @@ def _fresh_stats():
     hf.reset_stats()
 
 
-@pytest.mark.parametrize("name, family", [("PixtralImageProcessorPil", "pixtral"),
-                                          ("LlavaOnevisionImageProcessorPil", "llava_onevision")])
+@pytest.mark.parametrize("name, family", [("SmolVLMImageProcessorPil", "smolvlm")])
 def test_a_family_that_does_not_describe_its_image_processor_is_not_served(name, family):
     if family not in {f["name"] for f in mmf.list_families()}:
         pytest.skip(f"the {family} family is not installed")
@@ -40,3 +39,12 @@ def test_an_image_processor_no_family_clones_is_not_served():
     assert key.startswith("CLIPImageProcessorPil: not accelerated") and "no installed family" in key
     with pytest.raises(mmf.UnsupportedError, match="no installed family clones it"):
         hf.accelerate(ip, strict=True)
+
+
+@pytest.mark.parametrize("names", [{""}, {3}])
+def test_hf_config_kwargs_are_names(names):
+    from mm_framework import plugin as mmp
+
+    with pytest.raises(mmf.InternalError, match="^hf_config_kwargs must be non-empty names"):
+        mmp.Capabilities(hf_config_kwargs=names)
+    assert mmp.Capabilities(hf_config_kwargs=["patch_size"]).hf_config_kwargs == frozenset({"patch_size"})

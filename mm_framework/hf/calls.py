@@ -1,6 +1,7 @@
-"""What the accelerated image and video processors share about a transformers call: the
-decline signal, reading ``return_tensors`` and the pixel bounds, comparing an option with
-the processor's own value, and handing out writable arrays."""
+"""What the accelerated image and video processors share about a transformers call: standing
+in for the processor (serve or decline, counted), the decline signal, the pixel mode, reading
+``return_tensors`` and the pixel bounds, comparing an option with the processor's own value,
+and handing out writable arrays."""
 
 from __future__ import annotations
 
@@ -12,12 +13,69 @@ import numpy as np
 
 from ..errors import SpecError
 from ..pipeline import Pipeline
+from . import stats
 
 BOUNDS = ("shortest_edge", "longest_edge")
 
 
 class Declined(Exception):
     """This call is not served; the message is the reason ``stats()`` counts."""
+
+
+class StandIn:
+    """Stands in for a transformers processor, ``original`` (every attribute reads through to
+    it): a call is served by ``_serve(media, kwargs)`` or, when that declines, by ``original``
+    unchanged, counted in ``stats()`` with the reason. ``MEDIA``: the call's first argument
+    (``images``, ``videos``), given by position or by name."""
+
+    MEDIA = "images"
+
+    def __init__(self, original: Any) -> None:
+        self._original = original
+        self._name = type(original).__name__
+
+    @property
+    def original(self) -> Any:
+        """The transformers processor this one stands in for."""
+        return self._original
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._original, name)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._original!r})"
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            if len(args) > 1 or args and self.MEDIA in kwargs:
+                raise Declined(f"positional arguments after {self.MEDIA}")
+            media = args[0] if args else kwargs.get(self.MEDIA)
+            result = self._serve(media, {k: v for k, v in kwargs.items() if k != self.MEDIA})
+        except Declined as e:
+            stats.fallback(self._name, str(e))
+            return self._original(*args, **kwargs)
+        stats.served(self._name)
+        return result
+
+    preprocess = __call__
+
+    def _serve(self, media: Any, kwargs: Mapping[str, Any]) -> Any:
+        raise NotImplementedError
+
+
+def pixel_mode(original: Any, rescale: bool | None, normalize: bool | None) -> str:
+    """The pixel mode (``"f32"`` or ``"u8"``) of a call's ``do_rescale`` / ``do_normalize``
+    (``None``: the processor's own)."""
+    rescale = original.do_rescale if rescale is None else rescale
+    normalize = original.do_normalize if normalize is None else normalize
+    if (rescale or normalize) and (rescale, normalize) == (original.do_rescale, original.do_normalize):
+        # The spec cloned the processor's own switches (Gemma 4 rescales without normalizing).
+        return "f32"
+    if rescale != normalize:
+        raise Declined("do_rescale without do_normalize or the reverse")
+    if rescale:
+        raise Declined("do_rescale and do_normalize on where the processor has them off")
+    return "u8"
 
 
 class Pipelines:
@@ -40,20 +98,11 @@ class Pipelines:
             return self._pipes[pixels]
 
     def mode(self, original: Any, rescale: bool | None, normalize: bool | None) -> str:
-        """The pixel mode of a call's ``do_rescale`` / ``do_normalize`` (``None``: the
-        processor's own)."""
-        rescale = original.do_rescale if rescale is None else rescale
-        normalize = original.do_normalize if normalize is None else normalize
-        if (rescale or normalize) and (rescale, normalize) == (original.do_rescale, original.do_normalize):
-            # The spec cloned the processor's own switches (Gemma 4 rescales without normalizing).
-            return "f32"
-        if rescale != normalize:
-            raise Declined("do_rescale without do_normalize or the reverse")
-        if rescale:
-            raise Declined("do_rescale and do_normalize on where the processor has them off")
-        if self.get("u8") is None:
+        """:func:`pixel_mode`, declined where the family has no uint8 patches."""
+        pixels = pixel_mode(original, rescale, normalize)
+        if pixels == "u8" and self.get("u8") is None:
             raise Declined(f"uint8 patches: family {self.spec['family']!r} has no pixels='u8'")
-        return "u8"
+        return pixels
 
 
 def tensor_type(value: Any) -> str | None:

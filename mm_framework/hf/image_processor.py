@@ -11,91 +11,81 @@ result is always the reference's. Served:
   (torch tensors from the torchvision backend, numpy from the PIL one) where the processor
   stacks its outputs without it (asked of the processor once, on a small image);
 * ``do_rescale`` and ``do_normalize`` both on, or both off when the family offers uint8
-  patches (``pixels="u8"``): the torchvision backend then returns uint8, the PIL one the
-  same values as float32, as transformers does;
+  patches (``pixels="u8"``): each output then has the dtype the processor gives a small
+  image with both off (the torchvision backends return uint8, the PIL ones float32 or uint8
+  by processor), asked once;
 * ``size`` / ``min_pixels`` / ``max_pixels`` when the processor's ``size`` is the pixel
   bounds ``{"shortest_edge", "longest_edge"}`` of a family taking ``min_pixels`` /
   ``max_pixels`` per item, combined as transformers' ``_standardize_kwargs`` combines them;
 * the family's per-item options (``Capabilities.item_options``: Gemma 3's
   ``do_pan_and_scan``, ...), which are the processor's call-time kwargs of the same name;
+* the family's ``Capabilities.hf_config_kwargs`` (Pixtral's ``patch_size``): the call is
+  served by the spec the family resolves from the processor's saved config holding the
+  call's value (a value it refuses hands the call back);
+* images nested per sample where the family's outputs carry ``batch_num_images``
+  (LLaVA-OneVision's): only when the family's count equals the call's nesting, else the
+  call goes back (after processing: such calls are not expected from the processors).
 * any other option only at the processor's own value (it changes nothing). A value the
   pipeline refuses (a ``SpecError`` for the item) hands the call back too.
 """
 
 from __future__ import annotations
 
+import json
+import threading
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 from PIL import Image as PILImage
 
-from ..errors import MmError, UnsupportedError
+from ..errors import MmError, SpecError, UnsupportedError
 from ..pipeline import Pipeline
 from ..request import Image, MmInput
-from . import stats
-from .calls import Declined, Pipelines, pixel_bounds, size_is_bounds
-from .calls import same as _same
-from .calls import tensor_type as _tensor_type
-from .calls import writable as _writable
+from .calls import Declined, StandIn, pixel_bounds, pixel_mode, same, size_is_bounds, tensor_type, writable
+from .resolve import image_processor_spec
 
 # Options whose value never changes the tensors (batching only).
 _INERT = frozenset({"disable_grouping"})
 # One small image, to ask the family once whether it describes its image processor's output.
 _PROBE = np.zeros((28, 28, 3), dtype=np.uint8)
+# Pipelines built for call kwargs of the saved config, at most (a request may send any value).
+_MAX_PIPES = 32
 
 
-class AcceleratedImageProcessor:
-    """Stands in for ``original`` (every attribute reads through to it); thread-safe: the
-    pipelines are immutable and built once."""
+class AcceleratedImageProcessor(StandIn):
+    """Stands in for the image processor ``original``; thread-safe: the pipelines are
+    immutable and built once."""
 
     def __init__(self, original: Any, spec: Mapping[str, Any]) -> None:
-        self._original = original
-        self._name = type(original).__name__
+        super().__init__(original)
         self._spec = dict(spec)
-        self._pipelines = Pipelines(self._spec)
+        base = Pipeline(self._spec)
+        # (pixels, the call's config kwargs as JSON) -> its pipeline, or why there is none.
+        self._pipes: dict[tuple[str, str], Pipeline | str] = {("f32", ""): base}
+        self._lock = threading.Lock()
         self._backend = self._spec.get("backend", "pil")
-        pipe = self._pipe("f32")
-        if pipe.hf_image_outputs(pipe.process(MmInput(images=[_PROBE]))) is None:
+        if base.hf_image_outputs(base.process(MmInput(images=[_PROBE]))) is None:
             raise UnsupportedError(f"{self._name}: family {self._spec['family']!r} does not say what its image "
                                    f"processor returns (hook mm_hf_image_outputs)")
-        options = pipe.capabilities.item_options.get("image", {})
+        options = base.capabilities.item_options.get("image", {})
         # The family's per-item options are the processor's call-time kwargs of the same name.
         self._item_options = frozenset(options)
+        self._config_kwargs = base.capabilities.hf_config_kwargs
+        # Output name -> the dtype the processor gives it with do_rescale and do_normalize off.
+        self._u8_dtypes: dict[str, np.dtype] | None = None
         self._stacks_untyped = _stacks_without_return_tensors(original)
         # The processor's size is the smart_resize bounds only when it holds exactly the family's.
         self._size_is_bounds = size_is_bounds(getattr(original, "size", None), self._spec, options)
 
-    @property
-    def original(self) -> Any:
-        """The transformers image processor this one stands in for."""
-        return self._original
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._original, name)
-
-    def __repr__(self) -> str:
-        return f"AcceleratedImageProcessor({self._original!r})"
-
-    def __call__(self, images: Any = None, *args: Any, **kwargs: Any) -> Any:
-        try:
-            if args:
-                raise Declined("positional arguments after images")
-            call = self._plan(images, kwargs)
-            result = self._run(*call)
-        except Declined as e:
-            stats.fallback(self._name, str(e))
-            return self._original(images, *args, **kwargs)
-        stats.served(self._name)
-        return result
-
-    preprocess = __call__
+    def _serve(self, images: Any, kwargs: Mapping[str, Any]) -> Any:
+        return self._run(*self._plan(images, kwargs))
 
     # -- deciding -----------------------------------------------------------------
 
-    def _plan(self, images: Any, kwargs: Mapping[str, Any]) -> tuple[list[Any], str, str | None]:
+    def _plan(self, images: Any, kwargs: Mapping[str, Any]) -> tuple[list[Any], str, str, str | None, Any]:
         kwargs = dict(kwargs)
-        return_tensors = _tensor_type(kwargs.pop("return_tensors", None))
+        return_tensors = tensor_type(kwargs.pop("return_tensors", None))
         if return_tensors is None and not self._stacks_untyped:
             raise Declined("return_tensors None: the processor returns per-image lists then")
         pixels = self._pixels(kwargs.pop("do_rescale", None), kwargs.pop("do_normalize", None))
@@ -103,19 +93,24 @@ class AcceleratedImageProcessor:
         convert = kwargs.pop("do_convert_rgb", None)
         # A processor passes its own default (Gemma 3's True) over the image processor's saved null.
         convert = self._original.do_convert_rgb if convert is None else convert
+        changes = {}
         for key, value in kwargs.items():
-            if key in _INERT or hasattr(self._original, key) and _same(value, getattr(self._original, key)):
+            if key in _INERT or hasattr(self._original, key) and same(value, getattr(self._original, key)):
                 continue
-            if key not in self._item_options or value is None:
+            if value is None or key not in self._item_options | self._config_kwargs:
                 raise Declined(f"option {key!r}")
-            options[key] = value
+            (changes if key in self._config_kwargs else options)[key] = value
         items = [self._item(im, options, convert) for im in _flat(images)]
         if not items:
             raise Declined("no images")
-        return items, pixels, return_tensors
+        try:
+            config = json.dumps(changes, sort_keys=True) if changes else ""
+        except (TypeError, ValueError):
+            raise Declined(f"options {sorted(changes)} of types JSON does not hold") from None
+        return items, pixels, config, return_tensors, _groups(images)
 
     def _pixels(self, rescale: bool | None, normalize: bool | None) -> str:
-        return self._pipelines.mode(self._original, rescale, normalize)
+        return pixel_mode(self._original, rescale, normalize)
 
     def _bounds(self, size: Any, min_pixels: Any, max_pixels: Any) -> dict[str, int]:
         if size is None and min_pixels is None and max_pixels is None:
@@ -133,23 +128,62 @@ class AcceleratedImageProcessor:
             source = _hwc(image)
         return Image(source, **options) if options else source
 
-    def _pipe(self, pixels: str) -> Pipeline | None:
-        return self._pipelines.get(pixels)
+    def _pipe(self, pixels: str, config: str) -> Pipeline:
+        """The pipeline of ``pixels`` (``"f32"`` or ``"u8"``) and the call's config kwargs
+        (``config``, JSON), built once; ``Declined`` saying why there is none."""
+        key = (pixels, config)
+        with self._lock:
+            found = self._pipes.get(key)
+            if found is None:
+                found = self._build(pixels, config)
+                if len(self._pipes) >= _MAX_PIPES:
+                    self._pipes = {("f32", ""): self._pipes["f32", ""]}
+                self._pipes[key] = found
+        if isinstance(found, str):
+            raise Declined(found)
+        return found
+
+    def _build(self, pixels: str, config: str) -> Pipeline | str:
+        spec = self._spec
+        if config:
+            try:
+                spec = image_processor_spec(self._original, json.loads(config))
+            except UnsupportedError as e:
+                return f"options {config}: {e}"
+        try:
+            pipe = Pipeline(spec if pixels == "f32" else {**spec, "pixels": pixels})
+        except SpecError as e:
+            if pixels == "u8":
+                return f"uint8 patches: family {self._spec['family']!r} has no pixels='u8'"
+            return f"options {config}: {e}"
+        if pixels == "u8" and self._u8_dtypes is None:
+            try:
+                out = self._original(images=[_probe_image()], do_rescale=False, do_normalize=False,
+                                     return_tensors="np")
+            except Exception:  # any refusal of the probe: decline those calls rather than guess
+                return "uint8 patches: the processor refuses a small image with do_rescale and do_normalize off"
+            self._u8_dtypes = {k: np.asarray(v).dtype for k, v in out.items()}
+        return pipe
 
     # -- serving ------------------------------------------------------------------
 
-    def _run(self, items: list[Any], pixels: str, return_tensors: str | None) -> Any:
+    def _run(self, items: list[Any], pixels: str, config: str, return_tensors: str | None, groups: Any) -> Any:
         from transformers import BatchFeature
 
-        pipe = self._pipe(pixels)
+        pipe = self._pipe(pixels, config)
         try:
             kwargs = pipe.hf_image_outputs(pipe.process(MmInput(images=items)))
         except MmError as e:
             raise Declined(f"{type(e).__name__}: {e}") from None
-        if pixels == "u8" and self._backend == "pil":
-            # The PIL backend keeps its float32 arrays when it neither rescales nor normalizes.
-            kwargs = {k: v.astype(np.float32) if v.dtype == np.uint8 else v for k, v in kwargs.items()}
-        data = {k: _writable(v) for k, v in kwargs.items()}
+        if "batch_num_images" in kwargs and kwargs["batch_num_images"].tolist() != groups:
+            # transformers counts the images of each sample from the call's nesting.
+            raise Declined(f"images nested {groups} per sample, the family gives batch_num_images "
+                           f"{kwargs['batch_num_images'].tolist()}")
+        if pixels == "u8":
+            # Some PIL backends keep float32 arrays when they neither rescale nor normalize.
+            kwargs = {k: v.astype(self._u8_dtypes.get(k, v.dtype), copy=False) if v.dtype == np.uint8 else v
+                      for k, v in kwargs.items()}
+        data = {k: writable(v) for k, v in kwargs.items()}
         if return_tensors == "pt" or (return_tensors is None and self._backend == "torchvision"):
             from ..handoff import to_torch
 
@@ -163,10 +197,25 @@ def _stacks_without_return_tensors(original: Any) -> bool:
     asked once, of the processor itself, on a small image. A processor that fails on it counts
     as giving lists, so such calls go to it."""
     try:
-        out = original(images=[PILImage.new("RGB", (_PROBE.shape[1], _PROBE.shape[0]))])
+        out = original(images=[_probe_image()])
     except Exception:  # any refusal of the probe: decline those calls rather than guess
         return False
     return all(hasattr(v, "dtype") and hasattr(v, "shape") for v in out.values())
+
+
+def _probe_image() -> PILImage.Image:
+    return PILImage.new("RGB", (_PROBE.shape[1], _PROBE.shape[0]))
+
+
+def _groups(images: Any) -> list[int] | None:
+    """transformers' images per sample (LLaVA-OneVision's ``batch_num_images``): a nested
+    list's non-empty sublists, else one each; ``None`` for a list nesting only some."""
+    if not isinstance(images, (list, tuple)):
+        return [1]
+    nested = [isinstance(im, (list, tuple)) for im in images]
+    if not any(nested):
+        return [1] * len(images)
+    return [len(im) for im in images if im] if nested[0] and all(nested) else None
 
 
 def _flat(images: Any) -> list[Any]:

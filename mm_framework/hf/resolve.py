@@ -18,6 +18,7 @@ left out and sampling is off: the adapter samples with the video processor's own
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from ..errors import SpecError, UnsupportedError
@@ -48,11 +49,12 @@ def candidates(class_name: str, kind: str = "image") -> list[tuple[str, str]]:
     return found
 
 
-def image_processor_spec(image_processor: Any) -> dict[str, Any]:
-    """The spec cloning ``image_processor``; ``UnsupportedError`` saying why for each model
-    type tried when no installed family clones it."""
+def image_processor_spec(image_processor: Any, changes: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The spec cloning ``image_processor`` (with the saved config's keys in ``changes``
+    replaced: a call's kwargs); ``UnsupportedError`` saying why for each model type tried
+    when no installed family clones it."""
     # As saved (to_dict keeps enums such as PILImageResampling; the JSON has their values).
-    saved = json.loads(image_processor.to_json_string())
+    saved = {**json.loads(image_processor.to_json_string()), **(changes or {})}
     return _claimed(type(image_processor).__name__, "image", lambda model_type: (saved, None))
 
 

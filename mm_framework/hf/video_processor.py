@@ -34,8 +34,7 @@ import numpy as np
 from ..carriers import VideoFrames
 from ..errors import MmError, UnsupportedError
 from ..request import MmInput, Video
-from . import stats
-from .calls import Declined, Pipelines, pixel_bounds, same, size_is_bounds, tensor_type, writable
+from .calls import Declined, Pipelines, StandIn, pixel_bounds, same, size_is_bounds, tensor_type, writable
 from .resolve import SAMPLING
 
 # The options transformers' preprocess takes out before sampling (the rest reach sample_frames).
@@ -44,13 +43,14 @@ _BEFORE_SAMPLING = ("input_data_format", "do_convert_rgb", "do_sample_frames", "
 _PROBE = np.zeros((2, 32, 32, 3), dtype=np.uint8)
 
 
-class AcceleratedVideoProcessor:
-    """Stands in for ``original`` (every attribute reads through to it); thread-safe: the
-    pipelines are immutable and built once."""
+class AcceleratedVideoProcessor(StandIn):
+    """Stands in for the video processor ``original``; thread-safe: the pipelines are
+    immutable and built once."""
+
+    MEDIA = "videos"
 
     def __init__(self, original: Any, spec: Mapping[str, Any]) -> None:
-        self._original = original
-        self._name = type(original).__name__
+        super().__init__(original)
         self._pipelines = Pipelines(spec)
         pipe = self._pipelines.get("f32")
         if pipe.hf_video_outputs(pipe.process(MmInput(videos=[_PROBE]))) is None:
@@ -59,30 +59,6 @@ class AcceleratedVideoProcessor:
         options = pipe.capabilities.item_options.get("video", {})
         self._size_is_bounds = size_is_bounds(getattr(original, "size", None), spec, options)
         self._valid = frozenset(original.valid_kwargs.__annotations__)
-
-    @property
-    def original(self) -> Any:
-        """The transformers video processor this one stands in for."""
-        return self._original
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._original, name)
-
-    def __repr__(self) -> str:
-        return f"AcceleratedVideoProcessor({self._original!r})"
-
-    def __call__(self, videos: Any = None, *args: Any, **kwargs: Any) -> Any:
-        try:
-            if args:
-                raise Declined("positional arguments after videos")
-            result = self._serve(videos, kwargs)
-        except Declined as e:
-            stats.fallback(self._name, str(e))
-            return self._original(videos, *args, **kwargs)
-        stats.served(self._name)
-        return result
-
-    preprocess = __call__
 
     # -- deciding -----------------------------------------------------------------
 

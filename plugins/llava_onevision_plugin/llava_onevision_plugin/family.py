@@ -114,6 +114,13 @@ class LlavaOnevisionFamily:
             "batch_num_images": np.ones(len(items), dtype=np.int64),
         }
 
+    @mmp.hookimpl
+    def mm_hf_image_outputs(self, items: Sequence[mmp.OutputItem]) -> dict[str, np.ndarray]:
+        """``LlavaOnevisionImageProcessor``'s (either backend's) three outputs: the model kwargs,
+        for images one per sample (``mm_framework.hf`` hands back a call nesting more, whose
+        ``batch_num_images`` differ; tests/test_llava_onevision_hf_accelerate.py)."""
+        return self.mm_model_kwargs(items)
+
 
 def _short_norm(norm: ChannelNorm, spec: LlavaOnevisionSpec) -> ChannelNorm:
     """``norm``, or the same table as two f32 passes ``x / (std / r) - mean / std`` when

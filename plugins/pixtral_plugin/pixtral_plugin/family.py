@@ -5,7 +5,8 @@ image to a Pillow resize) -> size: fit the longest edge, round each side up to a
 of ``patch_size * spatial_merge_size`` -> the backend's bicubic resize (``pil_bicubic``
 for ``PixtralImageProcessorPil``, ``aten_u8`` for the torchvision ``PixtralImageProcessor``;
 an equal size is a copy, as in both) -> rescale+normalize into CHW float32 planes through
-the exact ``ChannelNorm`` table of that backend (§3 of the doc).
+the exact ``ChannelNorm`` table of that backend (§3 of the doc), or with ``pixels="u8"`` the
+resized image's CHW uint8 planes (the processor with ``do_rescale`` and ``do_normalize`` off).
 
 The feature is the image's own ``[3, H, W]`` (no batch padding), aux ``image_sizes``
 ``[H, W]``, geometry ``Grid(1, H / patch, W / patch)``, size ``(W, H)``, all planned
@@ -68,7 +69,9 @@ class PixtralFamily:
         return mmp.Capabilities(
             id_range=(0, 2**31 - 1), placeholders={"image": self.spec.image_token_id},
             placeholder_texts={"image": "[IMG]"},
-            outputs={"image": mmp.ItemOutputs("f32", {"image_sizes": ("i64", (2,))})},
+            outputs={"image": mmp.ItemOutputs(self.spec.pixels, {"image_sizes": ("i64", (2,))})},
+            # PixtralProcessor calls its image processor with patch_size = patch * merge.
+            hf_config_kwargs={"patch_size"},
         )
 
     @mmp.hookimpl
@@ -81,8 +84,12 @@ class PixtralFamily:
         w, h = plan.size
         # Taken (and so released after the resize) even when the size is unchanged.
         rgb = resize_rgb(media.rgb, w, h, self._resample, source=mmp.take_source(media))
+        if self.spec.pixels == "u8":
+            feature = mmp.Tensor.u8(rgb.transpose(2, 0, 1))
+        else:
+            feature = mmp.Tensor(normalize_planes(rgb, self._norm), "f32")
         return mmp.ProcessedItem(
-            feature=mmp.Tensor(normalize_planes(rgb, self._norm), "f32"),
+            feature=feature,
             aux={"image_sizes": mmp.Tensor.i64([h, w])},
             geometry=plan.geometry,
             size=plan.size,
@@ -102,14 +109,22 @@ class PixtralFamily:
 
     @mmp.hookimpl
     def mm_model_kwargs(self, items: Sequence[mmp.OutputItem]) -> dict[str, np.ndarray]:
-        """``pixel_values`` f32 ``[n, 3, Hmax, Wmax]`` and ``image_sizes`` i64 ``[n, 2]``.
+        """``pixel_values`` f32 (u8 with ``pixels="u8"``) ``[n, 3, Hmax, Wmax]`` and ``image_sizes``
+        i64 ``[n, 2]``.
 
         As both backends' ``_pad_for_batching``: each image zero-padded at the
         bottom and right to the largest height and width of the request.
         """
         sizes = np.asarray([it.aux["image_sizes"].array for it in items], dtype=np.int64).reshape(-1, 2)
         hmax, wmax = (int(v) for v in sizes.max(axis=0)) if len(items) else (0, 0)
-        pixel_values = np.zeros((len(items), 3, hmax, wmax), dtype=np.float32)
+        dtype = np.uint8 if self.spec.pixels == "u8" else np.float32
+        pixel_values = np.zeros((len(items), 3, hmax, wmax), dtype=dtype)
         for k, (it, (h, w)) in enumerate(zip(items, sizes.tolist())):
             pixel_values[k, :, :h, :w] = it.feature.array
         return {"pixel_values": pixel_values, "image_sizes": sizes}
+
+    @mmp.hookimpl
+    def mm_hf_image_outputs(self, items: Sequence[mmp.OutputItem]) -> dict[str, np.ndarray]:
+        """``PixtralImageProcessor``'s (either backend's) ``pixel_values`` and ``image_sizes``:
+        the model kwargs (tests/test_pixtral_hf_accelerate.py)."""
+        return self.mm_model_kwargs(items)

@@ -1,8 +1,11 @@
 """Resolve a ``pixtral`` spec from a model's ``config.json`` + ``preprocessor_config.json``.
 
-Ours: ``model_type`` ``"mistral3"`` (Mistral Small 3.1 and later), or ``"llava"`` whose
-``vision_config.model_type`` is ``"pixtral"`` (Pixtral-12B). Anything else answers
-``None`` so other plugins are asked.
+Ours: ``model_type`` ``"mistral3"`` (Mistral Small 3.1 and later), ``"llava"`` whose
+``vision_config.model_type`` is ``"pixtral"`` (Pixtral-12B), or ``"pixtral"`` itself (a
+``PixtralVisionConfig``: the vision tower alone, no spatial merge, which transformers pairs
+with the bare ``PixtralImageProcessor``: what ``mm_framework.hf`` resolves it as, so its
+sides are multiples of its own ``patch_size``). Anything else answers ``None`` so other
+plugins are asked.
 
 Conservative by design: every preprocessor key is consumed. A key feeds a spec field,
 is pinned to the one value implemented exactly, or is inert for the PIL backend
@@ -11,10 +14,12 @@ value is a ``SpecError`` naming it. Missing keys take the transformers 5.24
 ``PixtralImageProcessorPil`` class defaults, as ``from_pretrained`` would.
 
 From ``config.json``: ``image_token_index`` (``[IMG]``), ``spatial_merge_size`` (Mistral 3;
-Pixtral-12B has none: 1) and ``vision_config.patch_size``, which must agree with the
-preprocessor's ``patch_size``. ``[IMG_BREAK]`` and ``[IMG_END]`` appear in no config: they
-are 12 and 13 in Mistral's fixed special-token table, the same in every Tekken and
-SentencePiece vocabulary with image tokens (docs/families/pixtral.md §8).
+Pixtral-12B has none: 1) and ``vision_config.patch_size`` (a ``pixtral`` config's own
+``patch_size``), which must agree with the preprocessor's ``patch_size``. ``[IMG_BREAK]`` and
+``[IMG_END]`` appear in no config: they are 12 and 13 in Mistral's fixed special-token table,
+the same in every Tekken and SentencePiece vocabulary with image tokens
+(docs/families/pixtral.md §8); a ``pixtral`` config has no ``[IMG]`` either: 10, from the
+same table.
 
 The resolved spec uses ``backend="pil"`` and decodes like transformers' ``PIL.Image``
 entry (alpha composited on white, no EXIF transpose), whatever ``image_processor_type``
@@ -32,7 +37,7 @@ from mm_framework import plugin as mmp
 
 from .spec import CLIP_MEAN, CLIP_STD, parse_spec
 
-IMAGE_BREAK_ID, IMAGE_END_ID = 12, 13
+IMAGE_ID, IMAGE_BREAK_ID, IMAGE_END_ID = 10, 12, 13
 IMAGE_PROCESSOR_TYPES = frozenset({"PixtralImageProcessor", "PixtralImageProcessorFast", "PixtralImageProcessorPil"})
 PROCESSOR_CLASSES = frozenset({"PixtralProcessor"})
 
@@ -77,7 +82,7 @@ def _cfg_error(key: str, message: str) -> mmp.SpecError:
 
 def _is_ours(config: Mapping[str, Any]) -> bool:
     model_type = config.get("model_type")
-    if model_type == "mistral3":
+    if model_type in ("mistral3", "pixtral"):
         return True
     vision = config.get("vision_config")
     return model_type == "llava" and isinstance(vision, Mapping) and vision.get("model_type") == "pixtral"
@@ -110,19 +115,22 @@ def resolve(config: Mapping[str, Any], preprocessor_config: Mapping[str, Any]) -
     keys.one_of(NAMES, nullable=False)
     pp = keys.values
 
-    vision = config.get("vision_config", {})
+    tower = config["model_type"] == "pixtral"
+    vision = config if tower else config.get("vision_config", {})
     if not isinstance(vision, Mapping):
         raise _cfg_error("vision_config", f"must be an object, got {vision!r}")
     patch = _patch_size(keys)
     if "patch_size" in vision and vision["patch_size"] != patch:
         raise _cfg_error(
-            "vision_config.patch_size",
+            "patch_size" if tower else "vision_config.patch_size",
             f"={vision['patch_size']!r} disagrees with the preprocessor's patch_size={patch!r}",
         )
     if config["model_type"] == "mistral3":
         # Mistral3Config: image_token_index (alias image_token_id) 10, spatial_merge_size 2.
         image_token = config.get("image_token_index", config.get("image_token_id", 10))
         merge = config.get("spatial_merge_size", 2)
+    elif tower:
+        image_token, merge = IMAGE_ID, 1
     else:
         # LlavaConfig's default image_token_index (32000) belongs to CLIP LLaVA, not to a
         # Tekken vocabulary: require the key.

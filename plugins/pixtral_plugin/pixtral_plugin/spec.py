@@ -23,6 +23,9 @@ FAMILY = "pixtral"
 CLIP_MEAN = (0.48145466, 0.4578275, 0.40821073)
 CLIP_STD = (0.26862954, 0.26130258, 0.27577711)
 ALPHA_MODES = ("composite", "drop")
+# "f32": the normalized planes; "u8": the resized image's own values, what the processor returns
+# with do_rescale and do_normalize off (vLLM's mm_device_do_normalize normalizes on the GPU).
+PIXELS = ("f32", "u8")
 # backend -> (mm_framework resize reference, normalize rounding). "pil" clones
 # transformers' PixtralImageProcessorPil, "torchvision" its PixtralImageProcessor
 # (ATen's uint8 antialiased bicubic, then rescale fused into normalize in float32).
@@ -49,7 +52,7 @@ REQUIRED = (
     "image_mean",
     "image_std",
 )
-DEFAULTS: dict[str, Any] = {"backend": "pil", "alpha": "composite", "exif_transpose": False}
+DEFAULTS: dict[str, Any] = {"backend": "pil", "alpha": "composite", "exif_transpose": False, "pixels": "f32"}
 TOKEN_FIELDS = REQUIRED[:3]
 
 
@@ -68,6 +71,7 @@ class PixtralSpec:
     backend: str = "pil"
     alpha: str = "composite"
     exif_transpose: bool = False
+    pixels: str = "f32"
 
     @property
     def factor(self) -> int:
@@ -98,6 +102,7 @@ def parse_spec(params: Mapping[str, Any]) -> PixtralSpec:
         backend=f.choice("backend", BACKENDS),
         alpha=f.choice("alpha", ALPHA_MODES),
         exif_transpose=f.boolean("exif_transpose"),
+        pixels=f.choice("pixels", PIXELS),
     )
     # The layout tells an image's tokens apart by id: the three must differ.
     seen: dict[int, str] = {}

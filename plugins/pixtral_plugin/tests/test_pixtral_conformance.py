@@ -26,7 +26,7 @@ from pixtral_plugin import PixtralFamily
 from . import pixtral_images
 
 GOLDEN = Path(__file__).parent / "golden"
-OPTIONAL = frozenset({"backend", "alpha", "exif_transpose"})
+OPTIONAL = frozenset({"backend", "alpha", "exif_transpose", "pixels"})
 
 
 @pytest.fixture(scope="module")

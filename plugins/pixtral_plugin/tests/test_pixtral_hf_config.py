@@ -50,6 +50,17 @@ def test_missing_keys_take_the_class_defaults():
     assert spec == mmf.preset("mistral_small_3_1")
 
 
+def test_a_pixtral_vision_config_has_no_merge():
+    """model_type ``pixtral`` (the vision tower, which transformers pairs with the bare image
+    processor): sides in multiples of the preprocessor's own patch_size, [IMG] from Mistral's table."""
+    spec = resolve({"model_type": "pixtral", "patch_size": 14}, PP["mistral_small_3_1"])
+    assert spec == {**mmf.preset("mistral_small_3_1"), "spatial_merge_size": 1}
+    assert resolve({"model_type": "pixtral"}, {}) == mmf.preset("pixtral_12b")
+    with pytest.raises(mmf.SpecError, match=r"config.json: 'patch_size' =16 disagrees with the preprocessor's "
+                                            r"patch_size=14"):
+        resolve({"model_type": "pixtral", "patch_size": 16}, PP["mistral_small_3_1"])
+
+
 def test_mistral3_accepts_the_image_token_id_alias():
     cfg = {k: v for k, v in CFG["mistral_small_3_1"].items() if k != "image_token_index"}
     assert resolve({**cfg, "image_token_id": 11}, PP["mistral_small_3_1"])["image_token_id"] == 11

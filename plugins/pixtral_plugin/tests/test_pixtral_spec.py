@@ -40,15 +40,15 @@ def test_preset_values_are_the_checkpoints():
     assert (b["patch_size"], b["spatial_merge_size"], b["longest_edge"]) == (14, 2, 1540)
     for d in (a, b):
         assert (d["image_token_id"], d["image_break_token_id"], d["image_end_token_id"]) == (10, 12, 13)
-        assert (d["backend"], d["alpha"], d["exif_transpose"]) == ("pil", "composite", False)
+        assert (d["backend"], d["alpha"], d["exif_transpose"], d["pixels"]) == ("pil", "composite", False, "f32")
 
 
-OPTIONAL = ("backend", "alpha", "exif_transpose")
+OPTIONAL = ("backend", "alpha", "exif_transpose", "pixels")
 
 
 def test_optional_fields_default():
     s = parse_spec({k: v for k, v in BASE.items() if k not in OPTIONAL})
-    assert (s.backend, s.alpha, s.exif_transpose) == ("pil", "composite", False)
+    assert (s.backend, s.alpha, s.exif_transpose, s.pixels) == ("pil", "composite", False, "f32")
     assert s.factor == 16
 
 
@@ -146,6 +146,33 @@ def test_bad_alpha(value):
 @pytest.mark.parametrize("value", ["torch", "PIL", "Pil", "fast", "", None, 1, True, ["pil"]])
 def test_bad_backend(value):
     rejected(spec(backend=value), "backend", match="must be one of 'pil', 'torchvision'")
+
+
+@pytest.mark.parametrize("value", ["uint8", "F32", "", None, 8])
+def test_bad_pixels(value):
+    rejected(spec(pixels=value), "pixels", match="must be one of 'f32', 'u8'")
+
+
+@pytest.mark.parametrize("backend", ["pil", "torchvision"])
+def test_u8_pixels_are_the_resized_image(backend):
+    """pixels="u8": the resized image's CHW uint8 planes, which the f32 spec's norm maps to its
+    features; batches pad with uint8 zeros. (Against transformers: test_pixtral_hf_accelerate.py.)"""
+    import numpy as np
+
+    from mm_framework.kernels import channel_norm_fused, channel_norm_pil
+
+    rng = np.random.default_rng(3)
+    images = [rng.integers(0, 256, (h, w, 3), dtype=np.uint8) for h, w in ((50, 70), (20, 33))]
+    base = {**PRESETS["pixtral_12b"], "backend": backend}
+    f32 = mmf.pipeline_from_spec(base).process(mmf.MmInput(images=images))
+    u8 = mmf.pipeline_from_spec({**base, "pixels": "u8"}).process(mmf.MmInput(images=images))
+    norm = (channel_norm_pil if backend == "pil" else channel_norm_fused)(base["image_mean"], base["image_std"])
+    for a, b in zip(f32.items, u8.items):
+        assert b.feature.dtype == "u8" and b.feature.shape == a.feature.shape
+        assert np.stack([norm.lut[c][b.feature.array[c]] for c in range(3)]).tobytes() == a.feature.array.tobytes()
+    kw = u8.model_kwargs()
+    assert kw["pixel_values"].dtype == np.uint8 and kw["pixel_values"].shape == (2, 3, 64, 80)
+    assert not kw["pixel_values"][1, :, 32:].any() and kw["image_sizes"].tolist() == [[64, 80], [32, 48]]
 
 
 @pytest.mark.parametrize("value", [1, 0, "true", None])

@@ -1,7 +1,7 @@
 """vLLM with the plugin equals vLLM without it, call by call.
 
-For each served architecture, in both ``mm_device_do_normalize`` modes (Gemma 3 and
-PaddleOCR-VL: the one they have), vLLM's own multimodal processor
+For each served architecture, in both ``mm_device_do_normalize`` modes (Gemma 3,
+PaddleOCR-VL and LLaVA-OneVision: the one they have), vLLM's own multimodal processor
 (``MULTIMODAL_REGISTRY.create_processor(...).apply(...)``) runs on held-out images (sizes
 from 17 pixels to 1280x960, modes L, RGBA, P, CMYK, an array) and ``mm_processor_kwargs``
 pixel bounds (and, for Qwen, an image with a video), once through the plugin (loaded by
@@ -133,6 +133,8 @@ OTHERS = {
                                        "Gemma3ImageProcessor"),
     "PaddleOCRVLForConditionalGeneration": (vllm_models.paddleocr_vl_model_dir, vllm_models.PADDLEOCR_VL_IMAGE,
                                             "PaddleOCRVLImageProcessor"),
+    "LlavaOnevisionForConditionalGeneration": (vllm_models.llava_onevision_model_dir,
+                                               vllm_models.LLAVA_ONEVISION_IMAGE, "LlavaOnevisionImageProcessor"),
 }
 
 
@@ -154,6 +156,35 @@ def test_other_families_apply_equals_vllm_without_plugin(arch, names, other_proc
     got = run()
     assert hf.stats() == {"served": {served: 1}, "fallbacks": {}}
     vllm_models.assert_same_input(got, want)
+
+
+@pytest.fixture(scope="module")
+def mistral3_dir(tmp_path_factory):
+    pytest.importorskip("mistral_common")
+    return vllm_models.mistral3_model_dir(tmp_path_factory.mktemp("mistral3"))
+
+
+@pytest.mark.parametrize("device_normalize", [True, False], ids=["device_normalize", "cpu_normalize"])
+def test_mistral3_apply_equals_vllm_without_plugin(device_normalize, mistral3_dir, original_call, monkeypatch):
+    """PixtralProcessor calls its image processor with patch_size 28 (14 x the 2x2 merge) over the
+    saved 14: served with the call's. With mm_device_do_normalize the calls are left to
+    transformers (CPU_NORMALIZE_ONLY: served uint8 planes measured slower), untouched."""
+    import torch
+
+    processor = _processor(mistral3_dir, device_normalize)
+    for names in (["photo"], ["wide", "gray", "rgba"], ["palette", "cmyk", "array"]):
+        images = [IMAGES[n] for n in names]
+        run = lambda: _apply(processor, images, {}, placeholder=vllm_models.MISTRAL3_IMAGE)  # noqa: E731
+        want = _reference(monkeypatch, original_call, run)
+        hf.reset_stats()
+        got = run()
+        served = {} if device_normalize else {"PixtralImageProcessor": 1}
+        assert hf.stats() == {"served": served, "fallbacks": {}}, names
+        vllm_models.assert_same_input(got, want)
+        pixels = got["mm_kwargs"]["image"][0]["pixel_values"].data
+        assert pixels.dtype == (torch.uint8 if device_normalize else torch.float32)
+        # The call's patch size: sides in multiples of 28, not the saved 14.
+        assert pixels.shape[-2] % 28 == 0 and pixels.shape[-1] % 28 == 0
 
 
 @pytest.fixture(scope="module")

