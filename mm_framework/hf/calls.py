@@ -156,6 +156,18 @@ def pixel_bounds(own_size: Any, size: Any, min_pixels: Any, max_pixels: Any) -> 
     return {"min_pixels": bounds["shortest_edge"], "max_pixels": bounds["longest_edge"]}
 
 
+def cpu_array(value: Any, what: str) -> np.ndarray:
+    """``value`` as a numpy array (a CPU tensor's own buffer); declined for another type or
+    a tensor on another device. ``what`` names it in the reason (``"image"``, ``"video"``)."""
+    if type(value).__module__.startswith("torch"):
+        if getattr(value, "device", None) is None or value.device.type != "cpu":
+            raise Declined(f"a {what} tensor not on the CPU")
+        value = value.numpy()
+    if not isinstance(value, np.ndarray):
+        raise Declined(f"a {what} of type {type(value).__name__}")
+    return value
+
+
 def writable(array: np.ndarray) -> np.ndarray:
     """``array`` writable, as transformers' outputs are. The adapter's pipelines keep no
     cache, so an item's read-only feature is this call's alone: a writable view of its

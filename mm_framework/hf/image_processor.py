@@ -42,7 +42,7 @@ from PIL import Image as PILImage
 from ..errors import MmError, SpecError, UnsupportedError
 from ..pipeline import Pipeline
 from ..request import Image, MmInput
-from .calls import Declined, StandIn, pixel_bounds, pixel_mode, same, size_is_bounds, tensor_type, writable
+from .calls import Declined, StandIn, cpu_array, pixel_bounds, pixel_mode, same, size_is_bounds, tensor_type, writable
 from .resolve import image_processor_spec
 
 # Options whose value never changes the tensors (batching only).
@@ -229,12 +229,7 @@ def _flat(images: Any) -> list[Any]:
 
 def _hwc(image: Any) -> np.ndarray:
     """A uint8 HWC array of an array or CPU tensor image, with transformers' channel inference."""
-    if type(image).__module__.startswith("torch"):
-        if getattr(image, "device", None) is None or image.device.type != "cpu":
-            raise Declined("a tensor image not on the CPU")
-        image = image.numpy()
-    if not isinstance(image, np.ndarray):
-        raise Declined(f"an image of type {type(image).__name__}")
+    image = cpu_array(image, "image")
     if image.dtype != np.uint8 or image.ndim != 3:
         raise Declined(f"a {image.dtype} array image of {image.ndim} dimensions")
     if image.shape[0] in (1, 3):

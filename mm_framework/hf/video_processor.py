@@ -34,7 +34,7 @@ import numpy as np
 from ..carriers import VideoFrames
 from ..errors import MmError, UnsupportedError
 from ..request import MmInput, Video
-from .calls import Declined, Pipelines, StandIn, pixel_bounds, same, size_is_bounds, tensor_type, writable
+from .calls import Declined, Pipelines, StandIn, cpu_array, pixel_bounds, same, size_is_bounds, tensor_type, writable
 from .resolve import SAMPLING
 
 # The options transformers' preprocess takes out before sampling (the rest reach sample_frames).
@@ -172,12 +172,7 @@ class AcceleratedVideoProcessor(StandIn):
 
 def _array(video: Any) -> np.ndarray:
     """A batched video as a uint8 numpy array (a CPU tensor's own buffer)."""
-    if type(video).__module__.startswith("torch"):
-        if getattr(video, "device", None) is None or video.device.type != "cpu":
-            raise Declined("a video tensor not on the CPU")
-        video = video.numpy()
-    if not isinstance(video, np.ndarray):
-        raise Declined(f"a video of type {type(video).__name__}")
+    video = cpu_array(video, "video")
     if video.dtype != np.uint8 or video.ndim != 4:
         raise Declined(f"a {video.dtype} video of {video.ndim} dimensions")
     return video
