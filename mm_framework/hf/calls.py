@@ -26,9 +26,12 @@ class StandIn:
     """Stands in for a transformers processor, ``original`` (every attribute reads through to
     it): a call is served by ``_serve(media, kwargs)`` or, when that declines, by ``original``
     unchanged, counted in ``stats()`` with the reason. ``MEDIA``: the call's first argument
-    (``images``, ``videos``), given by position or by name."""
+    (``images``, ``videos``), given by position or by name. ``_size_is_bounds``: whether the
+    processor's ``size`` is the pixel bounds the spec cloned (:func:`size_is_bounds`), which
+    a subclass sets."""
 
     MEDIA = "images"
+    _size_is_bounds = False
 
     def __init__(self, original: Any) -> None:
         self._original = original
@@ -61,6 +64,14 @@ class StandIn:
 
     def _serve(self, media: Any, kwargs: Mapping[str, Any]) -> Any:
         raise NotImplementedError
+
+    def _bounds(self, size: Any, min_pixels: Any, max_pixels: Any) -> dict[str, int]:
+        """The per-item pixel bounds of a call's ``size`` / ``min_pixels`` / ``max_pixels``."""
+        if size is None and min_pixels is None and max_pixels is None:
+            return {}
+        if not self._size_is_bounds:
+            raise Declined("size / min_pixels / max_pixels on a processor whose size is not its pixel bounds")
+        return pixel_bounds(self._original.size, size, min_pixels, max_pixels)
 
 
 def pixel_mode(original: Any, rescale: bool | None, normalize: bool | None) -> str:

@@ -42,7 +42,7 @@ from PIL import Image as PILImage
 from ..errors import MmError, SpecError, UnsupportedError
 from ..pipeline import Pipeline
 from ..request import Image, MmInput
-from .calls import Declined, StandIn, cpu_array, pixel_bounds, pixel_mode, same, size_is_bounds, tensor_type, writable
+from .calls import Declined, StandIn, cpu_array, pixel_mode, same, size_is_bounds, tensor_type, writable
 from .resolve import image_processor_spec
 
 # Options whose value never changes the tensors (batching only).
@@ -111,13 +111,6 @@ class AcceleratedImageProcessor(StandIn):
 
     def _pixels(self, rescale: bool | None, normalize: bool | None) -> str:
         return pixel_mode(self._original, rescale, normalize)
-
-    def _bounds(self, size: Any, min_pixels: Any, max_pixels: Any) -> dict[str, int]:
-        if size is None and min_pixels is None and max_pixels is None:
-            return {}
-        if not self._size_is_bounds:
-            raise Declined("size / min_pixels / max_pixels on a processor whose size is not its pixel bounds")
-        return pixel_bounds(self._original.size, size, min_pixels, max_pixels)
 
     def _item(self, image: Any, options: dict[str, int], convert: bool | None) -> Any:
         if isinstance(image, PILImage.Image):

@@ -34,7 +34,7 @@ import numpy as np
 from ..carriers import VideoFrames
 from ..errors import MmError, UnsupportedError
 from ..request import MmInput, Video
-from .calls import Declined, Pipelines, StandIn, cpu_array, pixel_bounds, same, size_is_bounds, tensor_type, writable
+from .calls import Declined, Pipelines, StandIn, cpu_array, same, size_is_bounds, tensor_type, writable
 from .resolve import SAMPLING
 
 # The options transformers' preprocess takes out before sampling (the rest reach sample_frames).
@@ -83,13 +83,6 @@ class AcceleratedVideoProcessor(StandIn):
         if kwargs.get("device") is not None:
             raise Declined("option 'device'")
         return pixels, bounds, return_tensors, bool(metadata)
-
-    def _bounds(self, size: Any, min_pixels: Any, max_pixels: Any) -> dict[str, int]:
-        if size is None and min_pixels is None and max_pixels is None:
-            return {}
-        if not self._size_is_bounds:
-            raise Declined("size / min_pixels / max_pixels on a processor whose size is not its pixel bounds")
-        return pixel_bounds(self._original.size, size, min_pixels, max_pixels)
 
     def _frames(self, videos: Any, kwargs: Mapping[str, Any]) -> tuple[list[np.ndarray], list[Any]]:
         """The frames transformers processes, ``[T, H, W, 3]`` uint8 each, and its metadata."""
