@@ -52,19 +52,24 @@ class Pipeline:
         limits: Limits | None = None,
         fetch_policy: FetchPolicy | None = None,
         cache: FeatureCache | None = None,
+        hashes: bool = True,
     ) -> None:
         check_environment()
         if cache is not None and not isinstance(cache, FeatureCache):
             raise SpecError(f"cache must be a FeatureCache or None, got {type(cache).__name__}")
+        if not isinstance(hashes, bool):
+            raise SpecError(f"hashes must be True or False, got {type(hashes).__name__}")
+        if not hashes and cache is not None:
+            raise SpecError("a cache needs hashes: its keys are the items' content hashes")
         limits = limits if limits is not None else Limits()
-        object.__setattr__(self, "_plan", driver.Plan.build(parse_spec(spec), limits, cache))
+        object.__setattr__(self, "_plan", driver.Plan.build(parse_spec(spec), limits, cache, hashes))
         object.__setattr__(self, "_policy", fetch_policy)
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("Pipeline is immutable")
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (_rebuild, (self._plan.spec, self._plan.limits, self._policy, self._plan.cache))
+        return (_rebuild, (self._plan.spec, self._plan.limits, self._policy, self._plan.cache, self._plan.hashes))
 
     def __repr__(self) -> str:
         return f"Pipeline(family={self.family!r})"
@@ -88,6 +93,14 @@ class Pipeline:
     @property
     def cache(self) -> FeatureCache | None:
         return self._plan.cache
+
+    @property
+    def hashes(self) -> bool:
+        """Whether items are content-hashed (``OutputItem.hash``). A pipeline built with
+        ``hashes=False`` (for an engine that hashes media itself, as vLLM does) skips that
+        pass over each item's bytes: its items' ``hash`` is ``None``, identical items of a
+        request are processed once each, and it takes no cache."""
+        return self._plan.hashes
 
     @property
     def capabilities(self) -> Capabilities:
@@ -302,8 +315,10 @@ def _naming_sources(inp: MmInput) -> Iterator[None]:
         raise named from None
 
 
-def _rebuild(spec: dict[str, Any], limits: Limits, policy: FetchPolicy | None, cache: FeatureCache | None) -> Pipeline:
-    return Pipeline(spec, limits=limits, fetch_policy=policy, cache=cache)
+def _rebuild(
+    spec: dict[str, Any], limits: Limits, policy: FetchPolicy | None, cache: FeatureCache | None, hashes: bool
+) -> Pipeline:
+    return Pipeline(spec, limits=limits, fetch_policy=policy, cache=cache, hashes=hashes)
 
 
 def pipeline_from_spec(

@@ -60,7 +60,8 @@ class AcceleratedImageProcessor(StandIn):
     def __init__(self, original: Any, spec: Mapping[str, Any]) -> None:
         super().__init__(original)
         self._spec = dict(spec)
-        base = Pipeline(self._spec)
+        # Unhashed, as in calls.Pipelines: nothing of a transformers call carries a hash.
+        base = Pipeline(self._spec, hashes=False)
         # (pixels, the call's config kwargs as JSON) -> its pipeline, or why there is none.
         self._pipes: dict[tuple[str, str], Pipeline | str] = {("f32", ""): base}
         self._lock = threading.Lock()
@@ -144,7 +145,7 @@ class AcceleratedImageProcessor(StandIn):
             except UnsupportedError as e:
                 return f"options {config}: {e}"
         try:
-            pipe = Pipeline(spec if pixels == "f32" else {**spec, "pixels": pixels})
+            pipe = Pipeline(spec if pixels == "f32" else {**spec, "pixels": pixels}, hashes=False)
         except SpecError as e:
             if pixels == "u8":
                 return f"uint8 patches: family {self._spec['family']!r} has no pixels='u8'"

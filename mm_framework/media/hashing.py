@@ -1,4 +1,5 @@
-"""Content hash: identity key of a media item, taken on its raw encoded bytes."""
+"""Content hash: identity key of a media item, taken on its raw encoded bytes, or for an
+item given decoded, a keyed hash of its pixels (:func:`keyed_digest`)."""
 
 from __future__ import annotations
 
@@ -12,3 +13,13 @@ def content_hash(data: bytes | bytearray | memoryview) -> int:
     if not isinstance(data, (bytes, bytearray, memoryview)):
         check_bytes(data, "content_hash")
     return int.from_bytes(blake3(data).digest(8), "big")
+
+
+def keyed_digest(context: str, *parts: bytes | memoryview) -> int:
+    """blake3 in key-derivation mode with ``context`` over ``parts`` in order, first 8 digest
+    bytes as a big-endian unsigned 64-bit int: a decoded item's hash, which its own context
+    keeps apart from the plain hash of any encoded source."""
+    h = blake3(derive_key_context=context)
+    for part in parts:
+        h.update(part)
+    return int.from_bytes(h.digest(8), "big")
