@@ -4,10 +4,10 @@ positions, as if a zero-length text run parted it from the previous one
 (docs/families/qwen_vl_video.md §7).
 
 The reference is the same request with a text token between every two placeholders that
-touch, whose positions ``get_rope_index`` defines (the goldens and the live tests prove
-the pipeline equal to it there): dropping those tokens' columns and moving every later
-position down by one per dropped token must give the adjacent request's positions and
-delta. The live module checks that ``get_rope_index`` itself fails on the adjacent ids.
+touch (``part_adjacent``), whose positions ``get_rope_index`` defines (the goldens and the
+live tests prove the pipeline equal to it there): dropping those tokens' columns and moving
+every later position down by one per dropped token (``drop_separators``) must give the
+adjacent request's positions and delta. The live module checks that ``get_rope_index`` itself fails on the adjacent ids.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import mm_framework as mmf
+from mm_framework.testing import drop_separators, part_adjacent
 
 SPECS = {n: mmf.preset(n) for n in ("qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_5")}
 RNG = np.random.default_rng(27)
@@ -25,32 +26,15 @@ VIDEOS = [RNG.integers(0, 256, (4, 60, 84, 3), dtype=np.uint8), RNG.integers(0, 
 SEP = 9  # a text id no expansion writes (Qwen3 timestamps use 13, 15-24, 27, 29 and the " seconds" id)
 
 
-def parted(spec: dict, ids: list[int]) -> list[int]:
-    """``ids`` with ``SEP`` between every two placeholders that touch."""
-    marks = {spec["image_token_id"], spec["video_token_id"]}
-    out: list[int] = []
-    for k, tok in enumerate(ids):
-        out.append(tok)
-        if tok in marks and k + 1 < len(ids) and ids[k + 1] in marks:
-            out.append(SEP)
-    return out
-
-
-def without_separators(out: mmf.Output) -> tuple[list[int], np.ndarray]:
-    """The parted request's expanded ids and positions with the ``SEP`` columns dropped."""
-    ids = np.asarray(out.input_ids)
-    sep = ids == SEP
-    keep = ~sep
-    return ids[keep].tolist(), out.positions.positions[:, keep] - np.cumsum(sep)[keep]
-
-
 def check(spec: dict, images: list, videos: list, ids: list[int] | None) -> mmf.Output:
     pipe = mmf.pipeline_from_spec(spec)
     out = pipe.process(mmf.MmInput(images=images, videos=videos, input_ids=ids))
-    given = ids if ids is not None else [spec["image_token_id"]] * len(images) + [spec["video_token_id"]] * len(videos)
-    assert parted(spec, given) != given, "the case has no adjacent placeholders"
-    ref = pipe.process(mmf.MmInput(images=images, videos=videos, input_ids=parted(spec, given)))
-    want_ids, want_pos = without_separators(ref)
+    marks = (spec["image_token_id"], spec["video_token_id"])
+    given = ids if ids is not None else [marks[0]] * len(images) + [marks[1]] * len(videos)
+    parted = part_adjacent(given, marks, SEP)
+    assert parted != given, "the case has no adjacent placeholders"
+    ref = pipe.process(mmf.MmInput(images=images, videos=videos, input_ids=parted))
+    want_ids, want_pos = drop_separators(ref.input_ids, ref.positions.positions, SEP)
     assert out.input_ids.tolist() == want_ids
     np.testing.assert_array_equal(out.positions.positions, want_pos)
     assert out.positions.delta == ref.positions.delta
