@@ -41,8 +41,9 @@ from .resolve import SAMPLING
 
 # The options transformers' preprocess takes out before sampling (the rest reach sample_frames).
 _BEFORE_SAMPLING = ("input_data_format", "do_convert_rgb", "do_sample_frames", "device", "video_metadata")
-# One small clip, to ask the family once whether it describes its video processor's output.
-_PROBE = np.zeros((2, 32, 32, 3), dtype=np.uint8)
+# One small clip, to ask the family once whether it describes its video processor's output
+# (4 frames: a temporal patch of 3 or 4 frames refuses fewer).
+_PROBE = np.zeros((4, 32, 32, 3), dtype=np.uint8)
 
 
 class AcceleratedVideoProcessor(StandIn):
@@ -55,7 +56,12 @@ class AcceleratedVideoProcessor(StandIn):
         super().__init__(original)
         self._pipelines = Pipelines(spec)
         pipe = self._pipelines.get("f32")
-        if pipe.hf_video_outputs(pipe.process_items(MmInput(videos=[_PROBE]))) is None:
+        try:
+            probed = pipe.hf_video_outputs(pipe.process_items(MmInput(videos=[_PROBE])))
+        except MmError as e:
+            raise UnsupportedError(f"{self._name}: family {spec['family']!r} refuses a {len(_PROBE)}-frame "
+                                   f"probe clip ({type(e).__name__}: {e})") from None
+        if probed is None:
             raise UnsupportedError(f"{self._name}: family {spec['family']!r} does not say what its video "
                                    f"processor returns (hook mm_hf_video_outputs)")
         options = pipe.capabilities.item_options.get("video", {})
