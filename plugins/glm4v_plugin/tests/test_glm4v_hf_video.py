@@ -83,6 +83,45 @@ def test_the_family_says_what_its_video_processors_return():
         pipe.process_items(mmf.MmInput(videos=[_clip(1, 40, 40)]))
 
 
+def test_per_video_pixel_bounds_are_the_spec_fields():
+    """``min_pixels`` / ``max_pixels`` per video (what the adapter serves a call's ``size`` with)
+    replace ``video_min_pixels`` / ``video_max_pixels``."""
+    spec = {**mmf.preset("glm4_1v_9b_thinking"), "video_sample_frames": False}
+    clip = _clip(4, 120, 160)
+    (got,) = mmf.pipeline_from_spec(spec).process_items(
+        mmf.MmInput(videos=[mmf.Video(mmf.VideoFrames(clip), min_pixels=3136, max_pixels=40000)]))
+    bounded = mmf.pipeline_from_spec({**spec, "video_min_pixels": 3136, "video_max_pixels": 40000})
+    (want,) = bounded.process_items(mmf.MmInput(videos=[clip]))
+    assert got.geometry == want.geometry and got.geometry.h * got.geometry.w * 14 * 14 * 4 <= 40000
+    assert got.feature.array.tobytes() == want.feature.array.tobytes()
+
+
+@live
+@pytest.mark.parametrize("config", ["glm4v", "glm46v"])
+def test_the_pipeline_with_sampling_off_matches_the_processor(config):
+    """``video_sample_frames`` false in the pipeline itself: every frame, and the prompt's
+    timestamps from frame 0 at the clip's fps (24 without one), as the processor called with
+    ``do_sample_frames=False`` gives them: ids and every tensor."""
+    from PIL import Image
+
+    model, _ = cases.CONFIGS[config]
+    tok = ref.video_tokenizer(mmf.preset(cases.PRESETS[model])["image_token_id"])
+    spec = {**cases.spec(config, tok), "video_sample_frames": False}
+    proc, pipe = ref.video_processor_full(spec, tok, model), mmf.pipeline_from_spec(spec)
+    text = cases.prompt(["video", "image"])
+    image = _clip(1, 40, 60)[0]
+    for t, h, w, fps in CLIPS:
+        clip = _clip(t, h, w)
+        want = proc(text=[text], images=[Image.fromarray(image)], videos=[clip], video_metadata=_meta(t, fps),
+                    return_tensors="pt", do_sample_frames=False)
+        out = pipe.process(mmf.MmInput(images=[image], videos=[mmf.VideoFrames(clip, fps=fps)],
+                                       input_ids=ref.token_ids(tok, text)))
+        assert np.asarray(out.input_ids).tolist() == want["input_ids"][0].tolist(), (t, fps)
+        kwargs = pipe.model_kwargs(out)
+        for name in ("pixel_values_videos", "video_grid_thw", "pixel_values", "image_grid_thw"):
+            assert kwargs[name].tobytes() == want[name].numpy().tobytes(), (name, t)
+
+
 def _calls(config: str) -> list[dict]:
     calls = [{}, {"return_tensors": "np"}, {"return_tensors": "pt", "return_metadata": True},
              {"do_sample_frames": False, "return_metadata": True},
