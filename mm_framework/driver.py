@@ -272,6 +272,14 @@ def run(
 ) -> Output:
     """Every step after I/O, in order; ``resolved`` are the request's sources, fetched."""
     t_start = time.perf_counter()
+    items, item_times = processed(plan, inp, resolved, fetch_ms)
+    return _finish(plan, inp, tokenize, items, item_times, t_start, sum(fetch_ms))
+
+
+def processed(
+    plan: Plan, inp: MmInput, resolved: Sequence[Resolved], fetch_ms: Sequence[float]
+) -> tuple[list[OutputItem], list[ItemTimings]]:
+    """:func:`run`'s items, in input order, and their timings: its steps before the prompt."""
     modality_names = [it.modality for it in inp.items]
     plans = [plan.for_item(inp, i) for i in range(len(inp.items))]
     hashes, hash_ms = _hashes(plan, resolved)
@@ -294,7 +302,7 @@ def run(
         ItemTimings(f, hm, *((m.decode_ms, m.process_ms, m.cached) if first[k] == i else (0.0, 0.0, True)))
         for i, (m, k, f, hm) in enumerate(zip(per_item, keys, fetch_ms, hash_ms))
     ]
-    return _finish(plan, inp, tokenize, items, item_times, t_start, sum(fetch_ms))
+    return items, item_times
 
 
 def _finish(

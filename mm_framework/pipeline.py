@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
@@ -20,7 +20,7 @@ import numpy as np
 
 from . import driver, par
 from .cache import FeatureCache
-from .carriers import Capabilities, ClipHeader, DecodeOptions, ImageHeader, ItemPlan
+from .carriers import Capabilities, ClipHeader, DecodeOptions, ImageHeader, ItemPlan, OutputItem
 from .checks import check_int
 from .driver import AUDIO_RATE
 from .errors import InvalidInputError, MmError, SpecError
@@ -143,6 +143,15 @@ class Pipeline:
         with _naming_sources(inp):
             resolved, times = await self._fetch_async(inp)
             return await asyncio.to_thread(driver.run, self._plan, inp, resolved, tokenize, times)
+
+    def process_items(self, inp: MmInput) -> list[OutputItem]:
+        """:meth:`process`'s items, in input order, without its prompt steps (no ids, offsets
+        or positions): for callers that need the features alone, such as ``mm_framework.hf``'s
+        video adapter, and so for families whose prompt needs more than the request holds
+        (GLM-4V's video timestamps are the tokenizer's ids)."""
+        with _naming_sources(inp):
+            resolved, times = self._fetch(inp)
+            return driver.processed(self._plan, inp, resolved, times)[0]
 
     def count_tokens(self, inp: MmInput, *, tokenize: Tokenize | None = None) -> Output:
         """:meth:`process` without pixels: the same ids, offsets, positions, hashes, sizes
@@ -296,10 +305,11 @@ class Pipeline:
         images, or ``None`` when the family does not say (hook ``mm_hf_image_outputs``)."""
         return self._plan.hooks.hf_image_outputs(out.items)
 
-    def hf_video_outputs(self, out: Output) -> dict[str, np.ndarray] | None:
+    def hf_video_outputs(self, out: Output | Sequence[OutputItem]) -> dict[str, np.ndarray] | None:
         """What the transformers video processor the family clones returns for ``out``'s
-        videos, or ``None`` when the family does not say (hook ``mm_hf_video_outputs``)."""
-        return self._plan.hooks.hf_video_outputs(out.items)
+        videos (``out``: an output or its items, :meth:`process_items`), or ``None`` when the
+        family does not say (hook ``mm_hf_video_outputs``)."""
+        return self._plan.hooks.hf_video_outputs(out.items if isinstance(out, Output) else out)
 
 
 @contextlib.contextmanager

@@ -82,7 +82,8 @@ def _announce() -> None:
 
     # Under "vllm.": vLLM's logging configuration covers only its own logger tree.
     init_logger("vllm.plugins.mm_framework").info(
-        "mm_framework serves the HF image (and Qwen-VL video) processor calls of %s (MM_FRAMEWORK_VLLM=0 turns it off)",
+        "mm_framework serves the HF image (and Qwen-VL, GLM-4.1V video) processor calls of %s "
+        "(MM_FRAMEWORK_VLLM=0 turns it off)",
         ", ".join(SERVED),
     )
 
