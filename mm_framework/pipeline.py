@@ -300,10 +300,11 @@ class Pipeline:
         """The model runner's keyword tensors for ``out``'s items, as this family defines them."""
         return self._plan.hooks.model_kwargs(out.items)
 
-    def hf_image_outputs(self, out: Output) -> dict[str, np.ndarray] | None:
+    def hf_image_outputs(self, out: Output | Sequence[OutputItem]) -> dict[str, np.ndarray] | None:
         """What the transformers image processor the family clones returns for ``out``'s
-        images, or ``None`` when the family does not say (hook ``mm_hf_image_outputs``)."""
-        return self._plan.hooks.hf_image_outputs(out.items)
+        images (``out``: an output or its items, :meth:`process_items`), or ``None`` when the
+        family does not say (hook ``mm_hf_image_outputs``)."""
+        return self._plan.hooks.hf_image_outputs(out.items if isinstance(out, Output) else out)
 
     def hf_video_outputs(self, out: Output | Sequence[OutputItem]) -> dict[str, np.ndarray] | None:
         """What the transformers video processor the family clones returns for ``out``'s
