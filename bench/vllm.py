@@ -64,7 +64,7 @@ BENCHED = {
     "PaddleOCRVLForConditionalGeneration": (vllm_models.paddleocr_vl_model_dir, vllm_models.PADDLEOCR_VL_IMAGE,
                                             "PaddleOCRVLImageProcessor", (False,)),
     "Mistral3ForConditionalGeneration": (vllm_models.mistral3_model_dir, vllm_models.MISTRAL3_IMAGE,
-                                         "PixtralImageProcessor", (False,)),
+                                         "PixtralImageProcessor", (True, False)),
     "LlavaOnevisionForConditionalGeneration": (vllm_models.llava_onevision_model_dir,
                                                vllm_models.LLAVA_ONEVISION_IMAGE, "LlavaOnevisionImageProcessor",
                                                (False,)),

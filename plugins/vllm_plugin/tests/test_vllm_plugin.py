@@ -167,8 +167,7 @@ def mistral3_dir(tmp_path_factory):
 @pytest.mark.parametrize("device_normalize", [True, False], ids=["device_normalize", "cpu_normalize"])
 def test_mistral3_apply_equals_vllm_without_plugin(device_normalize, mistral3_dir, original_call, monkeypatch):
     """PixtralProcessor calls its image processor with patch_size 28 (14 x the 2x2 merge) over the
-    saved 14: served with the call's. With mm_device_do_normalize the calls are left to
-    transformers (CPU_NORMALIZE_ONLY: served uint8 planes measured slower), untouched."""
+    saved 14: served with the call's, in both modes (uint8 planes with mm_device_do_normalize)."""
     import torch
 
     processor = _processor(mistral3_dir, device_normalize)
@@ -178,8 +177,7 @@ def test_mistral3_apply_equals_vllm_without_plugin(device_normalize, mistral3_di
         want = _reference(monkeypatch, original_call, run)
         hf.reset_stats()
         got = run()
-        served = {} if device_normalize else {"PixtralImageProcessor": 1}
-        assert hf.stats() == {"served": served, "fallbacks": {}}, names
+        assert hf.stats() == {"served": {"PixtralImageProcessor": 1}, "fallbacks": {}}, names
         vllm_models.assert_same_input(got, want)
         pixels = got["mm_kwargs"]["image"][0]["pixel_values"].data
         assert pixels.dtype == (torch.uint8 if device_normalize else torch.float32)
