@@ -210,3 +210,20 @@ def test_unhashed_pipeline_refuses_a_cache_and_a_non_bool():
         mmf.Pipeline(SPEC, hashes=False, cache=mmf.FeatureCache(1 << 20))
     with pytest.raises(mmf.SpecError, match="hashes must be True or False, got int"):
         mmf.Pipeline(SPEC, hashes=0)
+
+
+def test_unhashed_pipeline_never_hashes_decoded_items(monkeypatch):
+    # Decoded images and clips hash lazily: a hashes=False pipeline never computes one.
+    from mm_framework.media import clips, decoded
+
+    def no(*_):
+        raise AssertionError("hashed")
+
+    monkeypatch.setattr(decoded, "keyed_digest", no)
+    monkeypatch.setattr(clips, "keyed_digest", no)
+    pixels = np.random.default_rng(4).integers(0, 256, (24, 40, 3), dtype=np.uint8)
+    pipe = mmf.Pipeline({**mmf.preset("qwen2_vl"), "max_pixels": 56 * 56}, hashes=False)
+    out = pipe.process(mmf.MmInput(images=[pixels], videos=[np.stack([pixels] * 2)]))
+    assert [it.hash for it in out.items] == [None, None]
+    with pytest.raises(AssertionError, match="hashed"):
+        mmf.Pipeline({**mmf.preset("qwen2_vl"), "max_pixels": 56 * 56}).process(mmf.MmInput(images=[pixels]))

@@ -12,7 +12,6 @@ never equals the hash of an encoded source or of a decoded image.
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import cached_property
 from typing import Any
 
 import attrs
@@ -24,7 +23,7 @@ from ..errors import LimitExceededError
 from ..limits import Limits
 from .audio import TakenAudio, take_audio
 from .decode import decode_rgb, pil_to_rgb
-from .hashing import keyed_digest
+from .hashing import LazyHash, keyed_digest
 from .policy import ByteBudget
 from .video import VideoClip
 from .video_frames import clip_from_frames
@@ -35,16 +34,15 @@ _FRAME_DECODE = DecodeOptions(alpha="drop", exif_transpose=True)
 
 
 @attrs.frozen(eq=False, slots=False)
-class DecodedClip:
+class DecodedClip(LazyHash):
     """The frames, and the audio track the caller gave (``VideoFrames.audio``), which the
-    clip carries only for a family that asks for it. Hashed on first use of :attr:`hash`
-    (a pipeline built with ``hashes=False`` never asks)."""
+    clip carries only for a family that asks for it. Hashed on first use of ``hash`` (a
+    pipeline built with ``hashes=False`` never asks)."""
 
     clip: VideoClip
     audio: TakenAudio | None = None
 
-    @cached_property
-    def hash(self) -> int:
+    def _digest(self) -> int:
         clip = self.clip
         head = f"{clip.fps!r}\0{clip.total_frames}\0{list(clip.indices)}\0{clip.frames.shape}\0".encode()
         # A clip without a track hashes as before.

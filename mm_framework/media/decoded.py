@@ -16,7 +16,6 @@ afterwards changes nothing.
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import cached_property
 from typing import Any
 
 import attrs
@@ -27,24 +26,23 @@ from ..carriers import DecodedImage, DecodeOptions
 from ..errors import LimitExceededError, MediaError
 from ..kernels.export import rgb_array
 from .decode import QUARTER_TURNS, check_image_pixels, pil_to_rgb
-from .hashing import keyed_digest
+from .hashing import LazyHash, keyed_digest
 from .policy import ByteBudget
 
 HASH_CONTEXT = "mm_framework 2026-12 decoded image v1"
 
 
 @attrs.frozen(eq=False, slots=False)
-class DecodedSource:
+class DecodedSource(LazyHash):
     """One item given as pixels, copied and measured when the request was taken; hashed on
-    first use of :attr:`hash` (a pipeline built with ``hashes=False`` never asks)."""
+    first use of ``hash`` (a pipeline built with ``hashes=False`` never asks)."""
 
     image: Image.Image | np.ndarray = attrs.field(repr=False)
     digest: Callable[[], int] = attrs.field(repr=False)
     width: int
     height: int
 
-    @cached_property
-    def hash(self) -> int:
+    def _digest(self) -> int:
         return self.digest()
 
     def size(self, options: DecodeOptions) -> tuple[int, int]:

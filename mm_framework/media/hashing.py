@@ -23,3 +23,20 @@ def keyed_digest(context: str, *parts: bytes | memoryview) -> int:
     for part in parts:
         h.update(part)
     return int.from_bytes(h.digest(8), "big")
+
+
+class LazyHash:
+    """A decoded item's ``hash``, computed by its ``_digest()`` on first use and kept, so a
+    pipeline built with ``hashes=False`` never pays for it. No lock (``functools.cached_property``
+    takes one per class before Python 3.12, which would serialize the items' hashing): two
+    threads racing compute the same value."""
+
+    def _digest(self) -> int:
+        raise NotImplementedError
+
+    @property
+    def hash(self) -> int:
+        found = self.__dict__.get("_hash")
+        if found is None:
+            found = self.__dict__["_hash"] = self._digest()
+        return found
