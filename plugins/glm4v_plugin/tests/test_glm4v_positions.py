@@ -13,7 +13,7 @@ import pytest
 from . import glm4v_images as images
 from . import glm4v_reference as ref
 import mm_framework as mmf
-from mm_framework.testing import drop_separators, part_adjacent
+from mm_framework.testing import assert_adjacent_images_parted
 
 pytest.importorskip("transformers")
 torch = pytest.importorskip("torch", reason="get_rope_index needs torch")
@@ -73,20 +73,15 @@ def test_adjacent_images_are_parted_where_get_rope_index_fails():
     reads the images' pads as one run, has a grid too few and fails; ``mmp.mrope.image_only``
     places each image by its own span, which is ``get_rope_index`` of the prompt with a text
     id parting them, that id dropped (docs/families/qwen_vl_video.md §7)."""
-    sep, pad = 9, PRESET["image_token_id"]
+    pad = PRESET["image_token_id"]
     pipe = mmf.pipeline_from_spec(PRESET)
-    datas = [images.make(n) for n in ("odd_333x501.png", "tiny_10x10.png", "thin_wide_3000x20.png")]
 
     def live(out):
         expanded = torch.tensor(np.asarray(out.input_ids))[None]
         grids = torch.from_numpy(pipe.model_kwargs(out)["image_grid_thw"])
-        return ref.rope_fn(PRESET["merge_size"])(input_ids=expanded, mm_token_type_ids=(expanded == pad).int(),
-                                                 image_grid_thw=grids)
+        pos, delta = ref.rope_fn(PRESET["merge_size"])(input_ids=expanded, mm_token_type_ids=(expanded == pad).int(),
+                                                       image_grid_thw=grids)
+        return pos[:, 0].numpy(), int(delta.reshape(-1)[0])
 
-    out = pipe.process(mmf.MmInput(images=datas))
-    with pytest.raises(RuntimeError, match="size"):
-        live(out)
-    parted = pipe.process(mmf.MmInput(images=datas, input_ids=part_adjacent([pad] * len(datas), [pad], sep)))
-    pos, delta = live(parted)
-    np.testing.assert_array_equal(out.positions.positions, drop_separators(parted.input_ids, pos[:, 0].numpy(), sep)[1])
-    assert out.positions.delta == int(delta.reshape(-1)[0])
+    datas = [images.make(n) for n in ("odd_333x501.png", "tiny_10x10.png", "thin_wide_3000x20.png")]
+    assert_adjacent_images_parted(pipe, datas, 9, live)
