@@ -45,6 +45,8 @@ _HARNESS = {
     "GoldenCase": "golden", "load_cases": "golden", "record_case": "golden", "replay_case": "golden",
     "run_case": "golden", "assert_rejection": "golden", "assert_tensors": "golden",
     "require_torchvision": "torch_reference", "ImageBadInput": "bad_input", "assert_same_batch": "hf_batch",
+    "noise_clip": "hf_batch", "clip_metadata": "hf_batch", "assert_same_video_batch": "hf_batch",
+    "assert_video_calls_served": "hf_batch",
 }
 
 __all__ = sorted([*_HARNESS, *_images, *_records, "load_module"])

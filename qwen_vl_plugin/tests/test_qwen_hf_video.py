@@ -17,7 +17,9 @@ import pytest
 
 import mm_framework as mmf
 from mm_framework import hf
-from mm_framework.testing import assert_same_batch, load_module
+from mm_framework.testing import (
+    assert_same_video_batch, assert_video_calls_served, clip_metadata, load_module, noise_clip,
+)
 
 from .qwen_video_replay import GOLDEN
 
@@ -36,32 +38,6 @@ def _gen():
     return load_module(GOLDEN / "generate_qwen_vl_video.py", "qwen_vl_video_golden_generator")
 
 
-def _clip(t: int, h: int, w: int) -> np.ndarray:
-    return np.random.default_rng(t * 1000 + h * 7 + w).integers(0, 256, (t, h, w, 3), dtype=np.uint8)
-
-
-def _meta(t: int, fps: float | None) -> list[dict] | None:
-    return None if fps is None else [{"total_num_frames": t, "fps": fps, "frames_indices": list(range(t))}]
-
-
-def _same(want, got) -> None:
-    """assert_same_batch, with ``video_metadata`` (transformers' VideoMetadata objects) compared
-    field by field: values, and the type of ``frames_indices`` (a tensor from Qwen2's sampler,
-    an array from Qwen3's, a list without sampling)."""
-    assert list(got.keys()) == list(want.keys()), (list(want.keys()), list(got.keys()))
-    want, got = dict(want), dict(got)
-    metas = want.pop("video_metadata", None), got.pop("video_metadata", None)
-    assert_same_batch(want, got)
-    if metas[0] is None:
-        return
-    assert len(metas[0]) == len(metas[1])
-    for a, b in zip(*metas):
-        for field in a:
-            x, y = a[field], b[field]
-            assert type(x) is type(y), (field, type(x), type(y))
-            assert (x.tolist() == y.tolist() and x.dtype == y.dtype) if hasattr(x, "tolist") else x == y, field
-
-
 def _pair(config: str):
     gen = _gen()
     return gen.video_processor(config), hf.accelerate(gen.video_processor(config), strict=True)
@@ -73,13 +49,14 @@ def test_the_family_says_what_its_video_processors_return():
     spec = {**mmf.preset("qwen2_5_vl"), "video_sample_frames": False}
     spec = {k: v for k, v in spec.items() if k not in ("video_fps", "video_min_frames", "video_max_frames")}
     pipe = mmf.pipeline_from_spec(spec)
-    out = pipe.process(mmf.MmInput(videos=[_clip(4, 56, 84), _clip(3, 40, 40)], input_ids=[9, 151656, 9, 151656, 9]))
+    videos = [noise_clip(4, 56, 84), noise_clip(3, 40, 40)]
+    out = pipe.process(mmf.MmInput(videos=videos, input_ids=[9, 151656, 9, 151656, 9]))
     got = pipe.hf_video_outputs(out)
     model = pipe.model_kwargs(out)
     assert list(got) == ["pixel_values_videos", "video_grid_thw"] and "second_per_grid_ts" in model
     for key in got:
         assert got[key].tobytes() == model[key].tobytes()
-    assert pipe.hf_video_outputs(pipe.process(mmf.MmInput(images=[_clip(1, 56, 56)[0]]))) is None
+    assert pipe.hf_video_outputs(pipe.process(mmf.MmInput(images=[noise_clip(1, 56, 56)[0]]))) is None
 
 
 def _calls(config: str) -> list[dict]:
@@ -101,25 +78,9 @@ def _calls(config: str) -> list[dict]:
 @pytest.mark.parametrize("config", CONFIGS)
 def test_served_calls_equal_the_video_processor(config):
     ref, acc = _pair(config)
-    served = refused = 0
-    # Every clip with the defaults, then one clip per call in turn (the reference is slow).
+    # Every clip with the defaults, then one clip per call in turn.
     jobs = [({}, clip) for clip in CLIPS] + [(call, CLIPS[i % len(CLIPS)]) for i, call in enumerate(_calls(config))]
-    for call, (t, h, w, fps) in jobs:
-        video = _clip(t, h, w)
-        try:
-            want = ref(videos=[video], video_metadata=_meta(t, fps), **call)
-        except ValueError as e:  # Qwen2 sampling at a rate needs the metadata: refused alike
-            with pytest.raises(ValueError) as got:
-                acc(videos=[video], video_metadata=_meta(t, fps), **call)
-            assert str(got.value) == str(e)
-            refused += 1
-            continue
-        _same(want, acc(videos=[video], video_metadata=_meta(t, fps), **call))
-        served += 1
-    stats = hf.stats()
-    assert stats["served"] == {type(ref).__name__: served} and served > refused, stats
-    assert sum(stats["fallbacks"].values()) == refused
-    assert all("sample_frames refused (ValueError)" in k for k in stats["fallbacks"]), stats
+    assert_video_calls_served(ref, acc, jobs)
 
 
 @live
@@ -130,14 +91,14 @@ def test_input_forms_equal_the_video_processor(config):
     from transformers.video_utils import VideoMetadata
 
     ref, acc = _pair(config)
-    a, b = _clip(6, 48, 80), _clip(4, 90, 60)
+    a, b = noise_clip(6, 48, 80), noise_clip(4, 90, 60)
     forms = {
         "one array": (a, None),
         "pil frames": ([Image.fromarray(f) for f in a], None),
         "array frames": (list(a), None),
         "channels first": (np.ascontiguousarray(a.transpose(0, 3, 1, 2)), None),
         "tensor": ([torch.from_numpy(a), torch.from_numpy(b)], None),
-        "batched 5-d": (np.stack([a, _clip(6, 48, 80)]), None),
+        "batched 5-d": (np.stack([a, noise_clip(6, 48, 80)]), None),
         "nested": ([[a], [b, a]], None),
         "metadata dicts": ([a, b], [{"total_num_frames": 6, "fps": 12.0}, {"total_num_frames": 4, "fps": 2.0}]),
         "metadata objects": ([a, b], [VideoMetadata(total_num_frames=6, fps=6.0), VideoMetadata(total_num_frames=4)]),
@@ -147,7 +108,7 @@ def test_input_forms_equal_the_video_processor(config):
         call = {"return_metadata": True}
         if name == "input_data_format":
             call["input_data_format"] = "channels_last"
-        _same(ref(videos=videos, video_metadata=copy.deepcopy(meta), **call),
+        assert_same_video_batch(ref(videos=videos, video_metadata=copy.deepcopy(meta), **call),
               acc(videos=videos, video_metadata=copy.deepcopy(meta), **call))
     assert hf.stats()["fallbacks"] == {}, hf.stats()
 
@@ -165,7 +126,7 @@ def test_input_forms_equal_the_video_processor(config):
 ])
 def test_unmirrored_calls_go_to_the_video_processor(call, videos, reason):
     ref, acc = _pair("qwen2_5_vl")
-    videos = videos or [_clip(6, 50, 70)]
+    videos = videos or [noise_clip(6, 50, 70)]
     try:
         want = ref(videos=videos, **call)
     except ValueError as e:
@@ -173,7 +134,7 @@ def test_unmirrored_calls_go_to_the_video_processor(call, videos, reason):
             acc(videos=videos, **call)
         assert str(got.value) == str(e)
     else:
-        _same(want, acc(videos=videos, **call))
+        assert_same_video_batch(want, acc(videos=videos, **call))
     (key, count), = hf.stats()["fallbacks"].items()
     assert key.startswith("Qwen2VLVideoProcessor: ") and reason in key and count == 1, key
     assert hf.stats()["served"] == {}
@@ -184,7 +145,7 @@ def test_attributes_read_through_and_concurrent_calls():
     ref, acc = _pair("qwen3_vl")
     assert acc.original is not ref and acc.merge_size == ref.merge_size and acc.to_dict() == ref.to_dict()
     assert hf.accelerate(acc) is acc
-    clips = [(_clip(t, h, w), _meta(t, fps)) for t, h, w, fps in CLIPS] * 2
+    clips = [(noise_clip(t, h, w), clip_metadata(t, fps)) for t, h, w, fps in CLIPS] * 2
     want = [ref(videos=[v], video_metadata=copy.deepcopy(m)) for v, m in clips]
     got = [None] * len(clips)
 
@@ -197,7 +158,7 @@ def test_attributes_read_through_and_concurrent_calls():
     for t in threads:
         t.join()
     for a, b in zip(want, got, strict=True):
-        _same(a, b)
+        assert_same_video_batch(a, b)
 
 
 @live
@@ -212,17 +173,17 @@ def test_the_whole_processor_with_videos(config, tmp_path_factory):
     ref, acc = gen.make_processor(config, tok), gen.make_processor(config, tok)
     assert hf.accelerate(acc) is acc and type(acc.video_processor).__name__ == "AcceleratedVideoProcessor"
     text = gen.render(preset, ["video", "image", "video"], "What happens?")
-    image = _clip(1, 50, 70)[0]
+    image = noise_clip(1, 50, 70)[0]
     for (t1, h1, w1, fps1), (t2, h2, w2, fps2) in zip(CLIPS, CLIPS[1:]):
-        videos = [_clip(t1, h1, w1), _clip(t2, h2, w2)]
-        meta = None if fps1 is None or fps2 is None else _meta(t1, fps1) + _meta(t2, fps2)
+        videos = [noise_clip(t1, h1, w1), noise_clip(t2, h2, w2)]
+        meta = None if fps1 is None or fps2 is None else clip_metadata(t1, fps1) + clip_metadata(t2, fps2)
         try:
             want = ref(text=[text], images=[image], videos=videos, video_metadata=copy.deepcopy(meta),
                        return_tensors="pt")
         except ValueError:  # Qwen2.5 sampling at a rate needs the metadata
             continue
-        _same(want, acc(text=[text], images=[image], videos=videos, video_metadata=copy.deepcopy(meta),
-                        return_tensors="pt"))
+        got = acc(text=[text], images=[image], videos=videos, video_metadata=copy.deepcopy(meta), return_tensors="pt")
+        assert_same_video_batch(want, got)
     stats = hf.stats()
     assert stats["served"].get(type(ref.video_processor).__name__), stats
     assert all("sample_frames refused" in k for k in stats["fallbacks"]), stats
