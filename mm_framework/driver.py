@@ -64,13 +64,16 @@ class Plan:
     capabilities: Capabilities
     decode_options: DecodeOptions
     cache: FeatureCache | None = None
+    hashes: bool = True  # False: no item is hashed (its hash is None), so none is deduplicated or cached
 
     @classmethod
-    def build(cls, spec: Mapping[str, Any], limits: Limits, cache: FeatureCache | None = None) -> Plan:
-        return cls._of(bind(spec), limits, cache)
+    def build(
+        cls, spec: Mapping[str, Any], limits: Limits, cache: FeatureCache | None = None, hashes: bool = True
+    ) -> Plan:
+        return cls._of(bind(spec), limits, cache, hashes)
 
     @classmethod
-    def _of(cls, hooks: FamilyHooks, limits: Limits, cache: FeatureCache | None) -> Plan:
+    def _of(cls, hooks: FamilyHooks, limits: Limits, cache: FeatureCache | None, hashes: bool = True) -> Plan:
         resolved = hooks.resolved_spec()
         return cls(
             spec=resolved,
@@ -80,6 +83,7 @@ class Plan:
             capabilities=hooks.capabilities(),
             decode_options=attrs.evolve(hooks.decode_options(), max_pixels=limits.max_image_pixels),
             cache=cache,
+            hashes=hashes,
         )
 
     @property
@@ -121,7 +125,7 @@ class Plan:
             shown = ", ".join([*(f"{k}={v!r}" for k, v in options.items()),
                                *(f"{k}={v!r} (the request's)" for k, v in apart.items())])
             raise SpecError(f"processor option {shown} for this {item.modality}: {e.cause}", item=index) from None
-        return Plan._of(hooks, self.limits, self.cache)
+        return Plan._of(hooks, self.limits, self.cache, self.hashes)
 
 
 def admit(plan: Plan, inp: MmInput) -> None:
@@ -191,7 +195,10 @@ def _hash(src: Resolved) -> int:
     return content_hash(src) if isinstance(src, (bytes, bytearray, memoryview)) else src.hash
 
 
-def _hashes(resolved: Sequence[Resolved]) -> tuple[list[int], list[float]]:
+def _hashes(plan: Plan, resolved: Sequence[Resolved]) -> tuple[list[int | None], list[float]]:
+    if not plan.hashes:
+        return [None] * len(resolved), [0.0] * len(resolved)
+
     def one(i: int, src: Resolved) -> tuple[int, float]:
         t0 = time.perf_counter()
         return _hash(src), _ms(t0)
@@ -252,7 +259,7 @@ def _make(plan: Plan, modality: Modality, src: Resolved, index: int) -> _Made:
     return _Made(item, modality.size_of(header), modality.frames_of(media), (t1 - t0) * 1000.0, _ms(t1))
 
 
-def _made(plan: Plan, modality: Modality, src: Resolved, digest: int, index: int) -> _Made:
+def _made(plan: Plan, modality: Modality, src: Resolved, digest: int | None, index: int) -> _Made:
     if plan.cache is None:
         return _make(plan, modality, src, index)
     key = (*plan.cache_scope, modality.name, digest)
@@ -265,11 +272,20 @@ def run(
 ) -> Output:
     """Every step after I/O, in order; ``resolved`` are the request's sources, fetched."""
     t_start = time.perf_counter()
+    items, item_times = processed(plan, inp, resolved, fetch_ms)
+    return _finish(plan, inp, tokenize, items, item_times, t_start, sum(fetch_ms))
+
+
+def processed(
+    plan: Plan, inp: MmInput, resolved: Sequence[Resolved], fetch_ms: Sequence[float]
+) -> tuple[list[OutputItem], list[ItemTimings]]:
+    """:func:`run`'s items, in input order, and their timings: its steps before the prompt."""
     modality_names = [it.modality for it in inp.items]
     plans = [plan.for_item(inp, i) for i in range(len(inp.items))]
-    hashes, hash_ms = _hashes(resolved)
-    # (modality, the plan's spec, digest): equal keys are the same work.
-    keys = [(m, p.spec_json, h) for m, p, h in zip(modality_names, plans, hashes)]
+    hashes, hash_ms = _hashes(plan, resolved)
+    # (modality, the plan's spec, digest): equal keys are the same work. Unhashed, each item is its own.
+    keys = [(m, p.spec_json, ("item", i) if h is None else h)
+            for i, (m, p, h) in enumerate(zip(modality_names, plans, hashes))]
     first = {k: i for i, k in reversed(list(enumerate(keys)))}  # key -> its first index
     distinct = sorted(first.values())
 
@@ -286,7 +302,7 @@ def run(
         ItemTimings(f, hm, *((m.decode_ms, m.process_ms, m.cached) if first[k] == i else (0.0, 0.0, True)))
         for i, (m, k, f, hm) in enumerate(zip(per_item, keys, fetch_ms, hash_ms))
     ]
-    return _finish(plan, inp, tokenize, items, item_times, t_start, sum(fetch_ms))
+    return items, item_times
 
 
 def _finish(
@@ -367,7 +383,7 @@ def _count(
     plan: Plan, inp: MmInput, resolved: Sequence[Resolved], tokenize: Tokenize | None, fetch_ms: Sequence[float]
 ) -> tuple[Output, list[int]]:
     t_start = time.perf_counter()
-    hashes, hash_ms = _hashes(resolved)
+    hashes, hash_ms = _hashes(plan, resolved)
 
     def one(i: int, src: Resolved) -> OutputItem:
         item_plan, mod = plan.for_item(inp, i), plan.modality(inp.items[i].modality)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
@@ -20,7 +20,7 @@ import numpy as np
 
 from . import driver, par
 from .cache import FeatureCache
-from .carriers import Capabilities, ClipHeader, DecodeOptions, ImageHeader, ItemPlan
+from .carriers import Capabilities, ClipHeader, DecodeOptions, ImageHeader, ItemPlan, OutputItem
 from .checks import check_int
 from .driver import AUDIO_RATE
 from .errors import InvalidInputError, MmError, SpecError
@@ -52,19 +52,24 @@ class Pipeline:
         limits: Limits | None = None,
         fetch_policy: FetchPolicy | None = None,
         cache: FeatureCache | None = None,
+        hashes: bool = True,
     ) -> None:
         check_environment()
         if cache is not None and not isinstance(cache, FeatureCache):
             raise SpecError(f"cache must be a FeatureCache or None, got {type(cache).__name__}")
+        if not isinstance(hashes, bool):
+            raise SpecError(f"hashes must be True or False, got {type(hashes).__name__}")
+        if not hashes and cache is not None:
+            raise SpecError("a cache needs hashes: its keys are the items' content hashes")
         limits = limits if limits is not None else Limits()
-        object.__setattr__(self, "_plan", driver.Plan.build(parse_spec(spec), limits, cache))
+        object.__setattr__(self, "_plan", driver.Plan.build(parse_spec(spec), limits, cache, hashes))
         object.__setattr__(self, "_policy", fetch_policy)
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("Pipeline is immutable")
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (_rebuild, (self._plan.spec, self._plan.limits, self._policy, self._plan.cache))
+        return (_rebuild, (self._plan.spec, self._plan.limits, self._policy, self._plan.cache, self._plan.hashes))
 
     def __repr__(self) -> str:
         return f"Pipeline(family={self.family!r})"
@@ -88,6 +93,14 @@ class Pipeline:
     @property
     def cache(self) -> FeatureCache | None:
         return self._plan.cache
+
+    @property
+    def hashes(self) -> bool:
+        """Whether items are content-hashed (``OutputItem.hash``). A pipeline built with
+        ``hashes=False`` (for an engine that hashes media itself, as vLLM does) skips that
+        pass over each item's bytes: its items' ``hash`` is ``None``, identical items of a
+        request are processed once each, and it takes no cache."""
+        return self._plan.hashes
 
     @property
     def capabilities(self) -> Capabilities:
@@ -130,6 +143,15 @@ class Pipeline:
         with _naming_sources(inp):
             resolved, times = await self._fetch_async(inp)
             return await asyncio.to_thread(driver.run, self._plan, inp, resolved, tokenize, times)
+
+    def process_items(self, inp: MmInput) -> list[OutputItem]:
+        """:meth:`process`'s items, in input order, without its prompt steps (no ids, offsets
+        or positions): for callers that need the features alone, such as ``mm_framework.hf``'s
+        video adapter, and so for families whose prompt needs more than the request holds
+        (GLM-4V's video timestamps are the tokenizer's ids)."""
+        with _naming_sources(inp):
+            resolved, times = self._fetch(inp)
+            return driver.processed(self._plan, inp, resolved, times)[0]
 
     def count_tokens(self, inp: MmInput, *, tokenize: Tokenize | None = None) -> Output:
         """:meth:`process` without pixels: the same ids, offsets, positions, hashes, sizes
@@ -278,15 +300,17 @@ class Pipeline:
         """The model runner's keyword tensors for ``out``'s items, as this family defines them."""
         return self._plan.hooks.model_kwargs(out.items)
 
-    def hf_image_outputs(self, out: Output) -> dict[str, np.ndarray] | None:
+    def hf_image_outputs(self, out: Output | Sequence[OutputItem]) -> dict[str, np.ndarray] | None:
         """What the transformers image processor the family clones returns for ``out``'s
-        images, or ``None`` when the family does not say (hook ``mm_hf_image_outputs``)."""
-        return self._plan.hooks.hf_image_outputs(out.items)
+        images (``out``: an output or its items, :meth:`process_items`), or ``None`` when the
+        family does not say (hook ``mm_hf_image_outputs``)."""
+        return self._plan.hooks.hf_image_outputs(out.items if isinstance(out, Output) else out)
 
-    def hf_video_outputs(self, out: Output) -> dict[str, np.ndarray] | None:
+    def hf_video_outputs(self, out: Output | Sequence[OutputItem]) -> dict[str, np.ndarray] | None:
         """What the transformers video processor the family clones returns for ``out``'s
-        videos, or ``None`` when the family does not say (hook ``mm_hf_video_outputs``)."""
-        return self._plan.hooks.hf_video_outputs(out.items)
+        videos (``out``: an output or its items, :meth:`process_items`), or ``None`` when the
+        family does not say (hook ``mm_hf_video_outputs``)."""
+        return self._plan.hooks.hf_video_outputs(out.items if isinstance(out, Output) else out)
 
 
 @contextlib.contextmanager
@@ -302,8 +326,10 @@ def _naming_sources(inp: MmInput) -> Iterator[None]:
         raise named from None
 
 
-def _rebuild(spec: dict[str, Any], limits: Limits, policy: FetchPolicy | None, cache: FeatureCache | None) -> Pipeline:
-    return Pipeline(spec, limits=limits, fetch_policy=policy, cache=cache)
+def _rebuild(
+    spec: dict[str, Any], limits: Limits, policy: FetchPolicy | None, cache: FeatureCache | None, hashes: bool
+) -> Pipeline:
+    return Pipeline(spec, limits=limits, fetch_policy=policy, cache=cache, hashes=hashes)
 
 
 def pipeline_from_spec(

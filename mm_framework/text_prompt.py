@@ -62,11 +62,38 @@ def _ids_and_offsets(tokenize: Any, text: str) -> tuple[np.ndarray, np.ndarray]:
     except Exception as e:
         raise InvalidInputError(f"tokenize failed: {type(e).__name__}: {e}") from e
     ids = input_ids_array(ids, what="tokenize result")
-    offsets = np.asarray(offsets)
+    try:
+        offsets = np.asarray(offsets)
+    except (TypeError, ValueError):  # ragged pairs: no array at all
+        raise InvalidInputError(f"tokenize gave character offsets that make no array (pairs of unequal lengths?); "
+                                f"expected ({len(ids)}, 2) integers") from None
+    if not len(ids) and not offsets.size:
+        offsets = np.zeros((0, 2), dtype=np.int64)
     if offsets.shape != (len(ids), 2) or not np.issubdtype(offsets.dtype, np.integer):
         raise InvalidInputError(f"tokenize gave {len(ids)} ids but character offsets of shape {offsets.shape} "
                                 f"({offsets.dtype}); expected ({len(ids)}, 2) integers")
+    _check_offsets(offsets, len(text))
     return ids, offsets.astype(np.int64)
+
+
+def _check_offsets(offsets: np.ndarray, length: int) -> None:
+    """Offsets a span can be read from: each ``0 <= start <= end <= length`` (checked in the
+    tokenizer's own dtype, so a uint64 above int64 cannot wrap), and the tokens holding
+    characters in text order. Zero-width tokens (special tokens a post-processor adds, at
+    ``(0, 0)``) hold none, so they may sit anywhere."""
+    start, end = offsets[:, 0], offsets[:, 1]
+    bad = np.flatnonzero((start < 0) | (end < start) | (end > length))
+    if len(bad):
+        k = int(bad[0])
+        raise InvalidInputError(f"tokenize gave token {k} the character offsets ({start[k]}, {end[k]}), which are "
+                                f"not 0 <= start <= end <= {length} (the expanded prompt's length)")
+    held = np.flatnonzero(end > start)
+    back = np.flatnonzero((start[held[1:]] < start[held[:-1]]) | (end[held[1:]] < end[held[:-1]]))
+    if len(back):
+        j, k = int(held[back[0]]), int(held[back[0] + 1])
+        raise InvalidInputError(f"tokenize gave token {k} the character offsets ({start[k]}, {end[k]}), before "
+                                f"token {j}'s ({start[j]}, {end[j]}): a token's characters must not come before "
+                                f"those of the tokens ahead of it")
 
 
 def expand_as_text(

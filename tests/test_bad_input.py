@@ -386,6 +386,63 @@ PROMPT_CASES = {
 }
 
 
+# --- prompts expanded as text (smolvlm's video prose, Capabilities.text_prompts) ----------------
+SMOL = "smolvlm2_500m_video_instruct"
+TEXT_SPEC = ({**mmf.preset(SMOL), "video_token_id": 49280, "size_longest_edge": 96, "max_image_size": 32,
+              "image_seq_len": 4} if SMOL in mmf.list_presets() else None)
+TEXT_CLIP = mmf.VideoFrames(FRAMES, fps=10.0)
+TEXT = "User: <video> what happens?"
+
+
+class Chars:
+    """A tokenizer giving character offsets: one id per character, ``<image>`` one special
+    id; ``change`` rewrites its ``(ids, offsets)`` (a custom tokenizer's malformed answer)."""
+
+    def __init__(self, change=None):
+        self.change = change
+
+    def encode_with_offsets(self, text):
+        found = list(re.finditer(r"<image>|.", text, re.S))
+        ids = [49190 if m.group() == "<image>" else 1000 + ord(m.group()) % 50 for m in found]
+        offsets = [m.span() for m in found]
+        return (ids, offsets) if self.change is None else self.change(ids, offsets)
+
+
+def _down(ids, offsets):
+    raise RuntimeError("tokenizer backend down")
+
+
+def _text(videos: int = 1, text: str = TEXT) -> mmf.MmInput:
+    return mmf.MmInput(videos=[TEXT_CLIP] * videos, text=text)
+
+
+# id -> (request, tokenize, expected, item index)
+TEXT_PROMPT_CASES = {
+    "text prompt through a tokenizer giving offsets": (_text(), Chars(), "accepted", None),
+    "text prompt: offsets going back": (_text(), Chars(lambda i, o: (i, o[::-1])), "InvalidInputError", None),
+    "text prompt: offsets past the text's end": (
+        _text(), Chars(lambda i, o: (i, [(a + 5, b + 5) for a, b in o])), "InvalidInputError", None),
+    "text prompt: negative offsets": (
+        _text(), Chars(lambda i, o: (i, [(a - 1, b) for a, b in o])), "InvalidInputError", None),
+    "text prompt: one offset pair short": (_text(), Chars(lambda i, o: (i, o[:-1])), "InvalidInputError", None),
+    "text prompt: offset pairs of unequal lengths": (
+        _text(), Chars(lambda i, o: (i, [o[0], (1,), *o[2:]])), "InvalidInputError", None),
+    "text prompt: float offsets": (
+        _text(), Chars(lambda i, o: (i, [(a + 0.5, b) for a, b in o])), "InvalidInputError", None),
+    "text prompt: tokenizer raising": (_text(), Chars(_down), "InvalidInputError", None),
+    "text prompt: tokenizer without offsets": (_text(), lambda text: [1, 2, 3], "UnsupportedError", None),
+    "text prompt: id outside the id range": (
+        _text(), Chars(lambda i, o: ([-3, *i[1:]], o)), "InvalidInputError", None),
+    "text prompt: offsets placing no token in the video's text": (
+        _text(), Chars(lambda i, o: (i, [(0, 0)] * len(o))), "LayoutError", 0),
+    "text prompt: more placeholders than videos": (
+        _text(1, "<video> and <video>"), Chars(), "LayoutError", None),
+    "text prompt: fewer placeholders than videos": (_text(2), Chars(), "LayoutError", None),
+    "text prompt: token ids for a video expanded as text": (
+        mmf.MmInput(videos=[TEXT_CLIP], input_ids=[7, 49280]), Chars(), "UnsupportedError", 0),
+}
+
+
 def video_ids(images: list, videos: list) -> list[int]:
     return [5] + [PAD, 6] * len(images) + [VPAD, 6] * len(videos)
 
@@ -456,6 +513,22 @@ def test_bad_prompt(case, pipe, reference, tmp_path):
     check(case, pipe, request, expected, item, pipe, reference, tmp_path, tokenize)
 
 
+@pytest.fixture(scope="module")
+def text_pipe():
+    if TEXT_SPEC is None:
+        pytest.skip("needs the smolvlm plugin (a family with Capabilities.text_prompts)")
+    return mmf.pipeline_from_spec(TEXT_SPEC)
+
+
+@pytest.mark.parametrize("case", list(TEXT_PROMPT_CASES))
+def test_bad_text_prompt(case, text_pipe, tmp_path):
+    request, tokenize, expected, item = TEXT_PROMPT_CASES[case]
+    good = _text()
+    reference = text_pipe.process(good, tokenize=Chars())
+    check(case, text_pipe, request, expected, item, text_pipe, reference, tmp_path, tokenize, good=good,
+          good_tokenize=Chars())
+
+
 def documented_messages() -> dict[str, str]:
     """case -> the message its row of docs/bad-input.md shows."""
     rows = re.finditer(r"^\| ([^|]+?) \|.*\| `(.+)` \|$", DOCS.read_text(), re.M)
@@ -463,10 +536,11 @@ def documented_messages() -> dict[str, str]:
     return {m.group(1): m.group(2).replace("\\|", "|") for m in rows}
 
 
-def check(case, p, request, expected, item, pipe, reference, tmp, tokenize=None, good=None):
+def check(case, p, request, expected, item, pipe, reference, tmp, tokenize=None, good=None, good_tokenize=None):
     """``request`` on ``p`` ends as ``expected`` (at ``item``, with the message of its
     docs row, ``<dir>`` standing for ``tmp``), in time and memory, and the shared ``pipe``
-    still gives ``reference`` for the ``good`` request (one image by default) afterwards."""
+    still gives ``reference`` for the ``good`` request (one image by default; through
+    ``good_tokenize`` when it is text) afterwards."""
     tracemalloc.start()
     t0 = time.perf_counter()
     try:
@@ -484,14 +558,16 @@ def check(case, p, request, expected, item, pipe, reference, tmp, tokenize=None,
         assert str(err) == documented, f"{case}: the message differs from docs/bad-input.md"
     assert seconds < MAX_SECONDS, f"{case}: took {seconds:.2f}s"
     assert peak < MAX_ALLOC, f"{case}: allocated {peak / 2**20:.1f} MiB"
-    after = pipe.process(good if good is not None else mmf.MmInput(images=[GOOD], input_ids=[5, PAD, 6]))
+    after = pipe.process(good if good is not None else mmf.MmInput(images=[GOOD], input_ids=[5, PAD, 6]),
+                         tokenize=good_tokenize)
     assert_same_output(reference, after, f"good request after {case!r}")
 
 
 def test_docs_table_lists_every_case():
     text = DOCS.read_text()
     rows = {m.group(1) for m in re.finditer(r"^\| ([^|]+?) \|", text, re.M)}
-    missing = [c for c in (*CASES, *VIDEO_CASES, *AUDIO_CASES, *AUDIO_FAMILY_CASES, *PROMPT_CASES) if c not in rows]
+    missing = [c for c in (*CASES, *VIDEO_CASES, *AUDIO_CASES, *AUDIO_FAMILY_CASES, *PROMPT_CASES,
+                           *TEXT_PROMPT_CASES) if c not in rows]
     assert not missing, f"docs/bad-input.md lacks rows for {missing}"
 
 

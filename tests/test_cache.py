@@ -180,3 +180,50 @@ def test_asyncio_callers_share_the_cache(counting):
     outs = asyncio.run(main())
     assert all(np.array_equal(o.items[0].feature.array, outs[0].items[0].feature.array) for o in outs)
     assert CALLS[(4, 32, 24)] == 1 and cache.stats().entries == 1
+
+
+def test_unhashed_pipeline_gives_the_same_features_and_no_hashes(counting):
+    # hashes=False (the transformers adapters'): the same ids, offsets and features, every
+    # item processed (nothing to deduplicate by), and each item's hash None.
+    pixels = np.random.default_rng(3).integers(0, 256, (24, 40, 3), dtype=np.uint8)
+    images = [IMAGES[0], pixels, IMAGES[0], pixels]
+    hashed = run(mmf.pipeline_from_spec(SPEC), images)
+    assert sum(CALLS.values()) == 2
+    unhashed_pipe = mmf.Pipeline(SPEC, hashes=False)
+    assert unhashed_pipe.hashes is False and mmf.pipeline_from_spec(SPEC).hashes is True
+    unhashed = run(unhashed_pipe, images)
+    assert sum(CALLS.values()) == 2 + 4
+    assert [it.hash for it in unhashed.items] == [None] * 4 and "hash=none" in repr(unhashed.items[0])
+    assert all(h is not None for h in (it.hash for it in hashed.items))
+    assert unhashed.timings.hash_ms == 0 and not any(t.cached for t in unhashed.timings.items)
+    assert np.array_equal(unhashed.input_ids, hashed.input_ids) and unhashed.offsets == hashed.offsets
+    for a, b in zip(unhashed.items, hashed.items):
+        assert a.feature == b.feature and a.aux == b.aux and a.geometry == b.geometry
+    counted = unhashed_pipe.count_tokens(mmf.MmInput(images=images, input_ids=[5, 1, 1, 1, 1, 6]))
+    assert [it.hash for it in counted.items] == [None] * 4
+    again = pickle.loads(pickle.dumps(unhashed_pipe))
+    assert again.hashes is False and run(again, images[:1]).items[0].hash is None
+
+
+def test_unhashed_pipeline_refuses_a_cache_and_a_non_bool():
+    with pytest.raises(mmf.SpecError, match="a cache needs hashes"):
+        mmf.Pipeline(SPEC, hashes=False, cache=mmf.FeatureCache(1 << 20))
+    with pytest.raises(mmf.SpecError, match="hashes must be True or False, got int"):
+        mmf.Pipeline(SPEC, hashes=0)
+
+
+def test_unhashed_pipeline_never_hashes_decoded_items(monkeypatch):
+    # Decoded images and clips hash lazily: a hashes=False pipeline never computes one.
+    from mm_framework.media import clips, decoded
+
+    def no(*_):
+        raise AssertionError("hashed")
+
+    monkeypatch.setattr(decoded, "keyed_digest", no)
+    monkeypatch.setattr(clips, "keyed_digest", no)
+    pixels = np.random.default_rng(4).integers(0, 256, (24, 40, 3), dtype=np.uint8)
+    pipe = mmf.Pipeline({**mmf.preset("qwen2_vl"), "max_pixels": 56 * 56}, hashes=False)
+    out = pipe.process(mmf.MmInput(images=[pixels], videos=[np.stack([pixels] * 2)]))
+    assert [it.hash for it in out.items] == [None, None]
+    with pytest.raises(AssertionError, match="hashed"):
+        mmf.Pipeline({**mmf.preset("qwen2_vl"), "max_pixels": 56 * 56}).process(mmf.MmInput(images=[pixels]))

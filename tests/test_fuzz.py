@@ -14,6 +14,7 @@ import mm_framework as mmf
 from mm_framework import plugin as mmp
 from mm_framework import media
 from mm_framework.media.decode import decode_rgb
+from mm_framework.text_prompt import expand_as_text
 
 SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -75,3 +76,81 @@ def test_source_parsing(sources):
         assert e.item is not None and 0 <= e.item < len(sources)
         return
     assert len(datas) == len(sources) and all(isinstance(d, bytes) for d in datas)
+
+
+# --- a prompt expanded as text (Capabilities.text_prompts), through a tokenizer whose answer
+# is spoiled: only success with spans read from sound offsets, or a typed MmError.
+TEXT_CAPS = mmp.Capabilities(modalities=("image", "video"), placeholders={"image": 98, "video": 99},
+                             placeholder_texts={"image": "<image>", "video": "<video>"}, text_prompts={"video"},
+                             id_range=(0, 2000))
+
+
+def _chars(text: str) -> tuple[list, list]:
+    return [ord(c) % 1500 for c in text], [(k, k + 1) for k in range(len(text))]
+
+
+@st.composite
+def spoiled_answers(draw):
+    """A request's expansion texts and ops spoiling the one-token-per-character answer."""
+    texts = draw(st.lists(st.text("xyz<>", max_size=5), min_size=1, max_size=2))
+    ops = draw(st.lists(st.tuples(
+        st.sampled_from(["swap", "shift", "drop", "insert", "zero", "ragged", "float", "id", "merge", "wrap"]),
+        st.integers(0, 40), st.integers(-50, 3000)), max_size=4))
+    return texts, ops
+
+
+def _spoil(ids: list, offsets: list, ops) -> tuple[object, object]:
+    out_ids, out = list(ids), list(offsets)
+    for op, at, value in ops:
+        k = at % max(1, len(out))
+        if op == "wrap":  # the answer as a mapping or a generator: no (ids, offsets) pair of arrays
+            return {"ids": out_ids}, (pair for pair in out)
+        if not out:
+            continue
+        if op == "swap":
+            out[k], out[-1] = out[-1], out[k]
+        elif op == "shift":
+            out[k] = (out[k][0] + value % 7 - 3, out[k][1] + value % 5 - 2)
+        elif op == "drop":
+            del out[k]
+        elif op == "insert":
+            out.insert(k, (value, value + 1))
+        elif op == "zero":
+            out[k] = (0, 0)
+        elif op == "ragged":
+            out[k] = (value,)
+        elif op == "float":
+            out[k] = (out[k][0] + 0.5, out[k][1])
+        elif op == "id":
+            out_ids[k % len(out_ids)] = value
+        elif op == "merge" and k + 1 < len(out) and k + 1 < len(out_ids):  # a BPE merge: sound
+            out[k:k + 2] = [(out[k][0], out[k + 1][1])]
+            out_ids[k:k + 2] = [out_ids[k]]
+    return out_ids, out
+
+
+@SETTINGS
+@given(spoiled_answers())
+def test_text_prompt_with_spoiled_tokenizer_answers(case):
+    texts, ops = case
+    pieces = ["a", *"bc"[: len(texts)]]  # "a<video>b" or "a<video>b<video>c"
+    answer = type("Spoiled", (), {"encode_with_offsets": lambda self, text: _spoil(*_chars(text), ops)})()
+    inp = mmf.MmInput(videos=[b"x"] * len(texts), text="<video>".join(pieces))
+    try:
+        out = expand_as_text(inp, answer, "toy", TEXT_CAPS, ["video"] * len(texts), lambda k: texts[k])
+    except mmf.MmError:
+        return
+    assert out.input_ids.dtype == np.int64 and ((out.input_ids >= 0) & (out.input_ids <= 2000)).all()
+    expanded = pieces[0] + "".join(t + p for t, p in zip(texts, pieces[1:]))
+    spans = np.asarray(answer.encode_with_offsets(expanded)[1], dtype=np.int64)
+    # Accepted offsets are sound: within the text, each start <= end, held characters in order.
+    assert ((spans[:, 0] >= 0) & (spans[:, 0] <= spans[:, 1]) & (spans[:, 1] <= len(expanded))).all()
+    held = spans[spans[:, 1] > spans[:, 0]]
+    assert (np.diff(held, axis=0) >= 0).all()
+    at, a = 0, len(pieces[0])
+    for k, (start, end) in enumerate(out.offsets):
+        b = a + len(texts[k])
+        inside = (spans[:, 0] >= a) & (spans[:, 1] <= b) & (spans[:, 1] > spans[:, 0])
+        # The span is exactly the tokens wholly inside the item's text, after the previous item's.
+        assert start >= at and inside[start : end + 1].all() and inside.sum() == end - start + 1, (k, start, end)
+        at, a = end + 1, b + len(pieces[k + 1])

@@ -48,3 +48,33 @@ def test_hf_config_kwargs_are_names(names):
     with pytest.raises(mmf.InternalError, match="^hf_config_kwargs must be non-empty names"):
         mmp.Capabilities(hf_config_kwargs=names)
     assert mmp.Capabilities(hf_config_kwargs=["patch_size"]).hf_config_kwargs == frozenset({"patch_size"})
+
+
+def test_process_items_is_process_without_the_prompt():
+    """``Pipeline.process_items`` (the video adapter's path): ``process``'s items, in input order,
+    with no prompt laid out, so also for a request whose prompt the family cannot lay out
+    (GLM-4V's video timestamps need the tokenizer's ids, which the preset lacks)."""
+    import numpy as np
+
+    installed = {f["name"] for f in mmf.list_families()}
+    if not {"qwen_vl", "glm4v"} <= installed:
+        pytest.skip("needs the qwen_vl and glm4v families")
+    rng = np.random.default_rng(0)
+    clip, image = rng.integers(0, 256, (4, 40, 60, 3), np.uint8), rng.integers(0, 256, (30, 50, 3), np.uint8)
+    pipe = mmf.pipeline_from_spec(mmf.preset("qwen2_vl"))
+    inp = mmf.MmInput(images=[image], videos=[clip])
+    got, want = pipe.process_items(inp), pipe.process(inp).items
+    assert [it.modality for it in got] == ["image", "video"]
+    for a, b in zip(got, want, strict=True):
+        assert (a.modality, a.geometry, a.hash) == (b.modality, b.geometry, b.hash)
+        assert a.feature.array.tobytes() == b.feature.array.tobytes()
+    assert pipe.hf_video_outputs(got[1:])["pixel_values_videos"].tobytes() == want[1].feature.array.tobytes()
+    glm = mmf.pipeline_from_spec(mmf.preset("glm4_1v_9b_thinking"))
+    video = mmf.MmInput(videos=[mmf.VideoFrames(clip, fps=2.0)])
+    with pytest.raises(mmf.UnsupportedError, match="video_timestamp_ids"):
+        glm.process(video)
+    stamps = {"video_timestamp_ids": {"0": [20], "1": [21]}}
+    stamped = mmf.pipeline_from_spec({**mmf.preset("glm4_1v_9b_thinking"), **stamps})
+    want = stamped.process(video).items
+    (got,) = glm.process_items(video)
+    assert got.feature.array.tobytes() == want[0].feature.array.tobytes() and got.geometry == want[0].geometry

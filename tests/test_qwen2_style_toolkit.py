@@ -141,3 +141,15 @@ def test_video_patches_repeat_the_last_frame_into_a_short_temporal_patch():
     assert (block[0, 0] == frames[2, :14, :14, 0]).all() and (block[0, 1] == frames[2, :14, :14, 0]).all()
     with pytest.raises(mmp.InternalError):
         mmp.video_patches.grid(2, 27, 28, patch_size=14, temporal_patch_size=2)
+
+
+def test_part_adjacent_and_drop_separators():
+    from mm_framework.testing import drop_separators, part_adjacent
+
+    assert part_adjacent([1, 7, 7, 8, 2, 7], {7, 8}, 9) == [1, 7, 9, 7, 9, 8, 2, 7]
+    assert part_adjacent([7], {7}, 9) == [7] and part_adjacent([], {7}, 9) == []
+    # Two one-token images parted by a separator: dropping it moves what follows down by one.
+    ids = np.array([1, 7, 9, 7, 2])
+    pos = np.array([[0, 1, 2, 3, 4]] * 3)
+    kept, moved = drop_separators(ids, pos, 9)
+    assert kept == [1, 7, 7, 2] and moved.tolist() == [[0, 1, 2, 3]] * 3

@@ -91,3 +91,48 @@ def test_text_prompts_need_a_text_placeholder():
 def test_ids_are_int64_and_offsets_checked():
     out = _expand("<video>", ["video"], ["<img>"])
     assert out.input_ids.dtype == np.int64 and out.offsets == ((0, 0),)
+
+
+def _offsets_changed(change):
+    """:class:`Chars` with its ``(ids, offsets)`` passed through ``change`` first."""
+    return type("Changed", (), {"encode_with_offsets": lambda self, text: change(*Chars().encode_with_offsets(text))})()
+
+
+# "ab<video>cd" with the video's text "<img><img>": ids a b <img> <img> c d, offsets (0,1) (1,2) (2,7) (7,12) ...
+@pytest.mark.parametrize(("change", "message"), [
+    (lambda ids, offs: (ids, offs[::-1]),
+     r"tokenize gave token 1 the character offsets \(12, 13\), before token 0's \(13, 14\): a token's characters "
+     r"must not come before those of the tokens ahead of it"),
+    (lambda ids, offs: (ids, [offs[0], offs[1], offs[3], offs[2], *offs[4:]]), r"token 3 the character offsets "
+     r"\(2, 7\), before token 2's \(7, 12\)"),
+    (lambda ids, offs: (ids, [(a + 2, b + 2) for a, b in offs]),
+     r"tokenize gave token 4 the character offsets \(14, 15\), which are not 0 <= start <= end <= 14 \(the expanded "
+     r"prompt's length\)"),
+    (lambda ids, offs: (ids, [(a - 1, b - 1) for a, b in offs]), r"token 0 the character offsets \(-1, 0\), which"),
+    (lambda ids, offs: (ids, [(b, a) for a, b in offs]), r"token 0 the character offsets \(1, 0\), which are not"),
+    (lambda ids, offs: (ids, np.array([(0, 2**63 + 5)] * len(offs), dtype=np.uint64)),
+     r"token 0 the character offsets \(0, 9223372036854775813\), which"),  # not wrapped to a negative int64
+    (lambda ids, offs: (ids, [offs[0], (1,), *offs[2:]]),
+     r"tokenize gave character offsets that make no array \(pairs of unequal lengths\?\); expected \(6, 2\) integers"),
+    (lambda ids, offs: (ids, offs[:-1]), r"tokenize gave 6 ids but character offsets of shape \(5, 2\) \(int64\)"),
+    (lambda ids, offs: (ids, [(a + 0.5, b) for a, b in offs]), r"character offsets of shape \(6, 2\) \(float64\)"),
+    (lambda ids, offs: (ids, [(str(a), str(b)) for a, b in offs]), r"character offsets of shape \(6, 2\) \(<U2\)"),
+    (lambda ids, offs: ids, r"tokenize failed: ValueError: too many values to unpack"),
+], ids=["going back", "two swapped", "past the end", "negative", "ending before they start", "uint64 above int64",
+        "ragged", "one pair short", "float", "strings", "no offsets returned"])
+def test_malformed_offsets_are_refused(change, message):
+    with pytest.raises(mmf.InvalidInputError, match=message) as err:
+        _expand("ab<video>cd", ["video"], ["<img><img>"], tokenize=_offsets_changed(change))
+    assert err.value.item is None  # the tokenizer's fault, the whole prompt's
+
+
+def test_zero_width_tokens_may_sit_anywhere():
+    """A post-processor's special tokens hold no characters, at (0, 0), even after the text."""
+    out = _expand("ab<video>", ["video"], ["<img>"], tokenize=_offsets_changed(
+        lambda ids, offs: ([1, *ids, 2], [(0, 0), *offs, (0, 0)])))
+    assert out.input_ids.tolist() == [1, ord("a"), ord("b"), 5, 2] and out.offsets == ((3, 3),)
+
+
+def test_no_tokens_is_the_items_error():
+    with pytest.raises(mmf.LayoutError, match=r"item 0: the tokenizer's character offsets place no run of tokens"):
+        _expand("<video>", ["video"], ["<img>"], tokenize=_offsets_changed(lambda ids, offs: ([], [])))

@@ -92,18 +92,19 @@ def pixel_mode(original: Any, rescale: bool | None, normalize: bool | None) -> s
 class Pipelines:
     """A spec's pipelines by pixel mode: ``"f32"`` built at once, ``"u8"`` on first need
     (``None`` when the family has no ``pixels="u8"``). Thread-safe: each is built once and
-    immutable."""
+    immutable. Like every pipeline of the adapters they hash nothing (``hashes=False``):
+    transformers' outputs carry no hash, and an engine around them hashes the media itself."""
 
     def __init__(self, spec: Mapping[str, Any]) -> None:
         self.spec = dict(spec)
-        self._pipes: dict[str, Pipeline | None] = {"f32": Pipeline(self.spec)}
+        self._pipes: dict[str, Pipeline | None] = {"f32": Pipeline(self.spec, hashes=False)}
         self._lock = threading.Lock()
 
     def get(self, pixels: str) -> Pipeline | None:
         with self._lock:
             if pixels not in self._pipes:
                 try:
-                    self._pipes[pixels] = Pipeline({**self.spec, "pixels": pixels})
+                    self._pipes[pixels] = Pipeline({**self.spec, "pixels": pixels}, hashes=False)
                 except SpecError:
                     self._pipes[pixels] = None
             return self._pipes[pixels]

@@ -60,12 +60,13 @@ class AcceleratedImageProcessor(StandIn):
     def __init__(self, original: Any, spec: Mapping[str, Any]) -> None:
         super().__init__(original)
         self._spec = dict(spec)
-        base = Pipeline(self._spec)
+        # Unhashed, as in calls.Pipelines: nothing of a transformers call carries a hash.
+        base = Pipeline(self._spec, hashes=False)
         # (pixels, the call's config kwargs as JSON) -> its pipeline, or why there is none.
         self._pipes: dict[tuple[str, str], Pipeline | str] = {("f32", ""): base}
         self._lock = threading.Lock()
         self._backend = self._spec.get("backend", "pil")
-        if base.hf_image_outputs(base.process(MmInput(images=[_PROBE]))) is None:
+        if base.hf_image_outputs(base.process_items(MmInput(images=[_PROBE]))) is None:
             raise UnsupportedError(f"{self._name}: family {self._spec['family']!r} does not say what its image "
                                    f"processor returns (hook mm_hf_image_outputs)")
         options = base.capabilities.item_options.get("image", {})
@@ -144,7 +145,7 @@ class AcceleratedImageProcessor(StandIn):
             except UnsupportedError as e:
                 return f"options {config}: {e}"
         try:
-            pipe = Pipeline(spec if pixels == "f32" else {**spec, "pixels": pixels})
+            pipe = Pipeline(spec if pixels == "f32" else {**spec, "pixels": pixels}, hashes=False)
         except SpecError as e:
             if pixels == "u8":
                 return f"uint8 patches: family {self._spec['family']!r} has no pixels='u8'"
@@ -165,7 +166,8 @@ class AcceleratedImageProcessor(StandIn):
 
         pipe = self._pipe(pixels, config)
         try:
-            kwargs = pipe.hf_image_outputs(pipe.process(MmInput(images=items)))
+            # The features alone: the processor around this one writes the prompt.
+            kwargs = pipe.hf_image_outputs(pipe.process_items(MmInput(images=items)))
         except MmError as e:
             raise Declined(f"{type(e).__name__}: {e}") from None
         if "batch_num_images" in kwargs and kwargs["batch_num_images"].tolist() != groups:

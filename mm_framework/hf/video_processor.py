@@ -7,7 +7,9 @@ own ``sample_frames`` with the call's options (``fps``, ``num_frames``, ``min_fr
 ``max_frames``: whatever that method reads), recorded in the metadata as transformers
 records them. That is index arithmetic; the pipeline does the rest (resize, rescale,
 normalize, patchify) on the chosen frames, with the spec of the video processor's dict
-with sampling off (:func:`.resolve.video_processor_spec`). A call is served only when:
+with sampling off (:func:`.resolve.video_processor_spec`), and with no prompt
+(``Pipeline.process_items``: the video processor returns no ids, and a family's prompt may
+need the tokenizer, as GLM-4V's timestamps do). A call is served only when:
 
 * every video is a uint8 array or CPU tensor of 4 dimensions (or a list of frames that
   transformers stacks into one: ``PIL.Image`` frames, 3-D arrays) with 3 channels, first or
@@ -39,8 +41,9 @@ from .resolve import SAMPLING
 
 # The options transformers' preprocess takes out before sampling (the rest reach sample_frames).
 _BEFORE_SAMPLING = ("input_data_format", "do_convert_rgb", "do_sample_frames", "device", "video_metadata")
-# One small clip, to ask the family once whether it describes its video processor's output.
-_PROBE = np.zeros((2, 32, 32, 3), dtype=np.uint8)
+# One small clip, to ask the family once whether it describes its video processor's output
+# (4 frames: a temporal patch of 3 or 4 frames refuses fewer).
+_PROBE = np.zeros((4, 32, 32, 3), dtype=np.uint8)
 
 
 class AcceleratedVideoProcessor(StandIn):
@@ -53,7 +56,12 @@ class AcceleratedVideoProcessor(StandIn):
         super().__init__(original)
         self._pipelines = Pipelines(spec)
         pipe = self._pipelines.get("f32")
-        if pipe.hf_video_outputs(pipe.process(MmInput(videos=[_PROBE]))) is None:
+        try:
+            probed = pipe.hf_video_outputs(pipe.process_items(MmInput(videos=[_PROBE])))
+        except MmError as e:
+            raise UnsupportedError(f"{self._name}: family {spec['family']!r} refuses a {len(_PROBE)}-frame "
+                                   f"probe clip ({type(e).__name__}: {e})") from None
+        if probed is None:
             raise UnsupportedError(f"{self._name}: family {spec['family']!r} does not say what its video "
                                    f"processor returns (hook mm_hf_video_outputs)")
         options = pipe.capabilities.item_options.get("video", {})
@@ -131,14 +139,6 @@ class AcceleratedVideoProcessor(StandIn):
             full.pop(name, None)
         return functools.partial(self._original.sample_frames, **full)
 
-    def _prompt(self, n: int) -> list[int]:
-        """A prompt for ``n`` videos: each placeholder followed by a text id, so that no two
-        videos' expansions touch (a default prompt's do, and a family may find its items'
-        positions by runs of their tokens: qwen_vl's M-RoPE does). The adapter returns no ids."""
-        caps = self._pipelines.get("f32").capabilities
-        text = min(set(range(len(caps.placeholders) + 1)) - set(caps.placeholders.values()))
-        return [caps.placeholders["video"], text] * n
-
     # -- serving ------------------------------------------------------------------
 
     def _serve(self, videos: Any, kwargs: Mapping[str, Any]) -> Any:
@@ -149,7 +149,7 @@ class AcceleratedVideoProcessor(StandIn):
         items = [Video(VideoFrames(f), **bounds) if bounds else VideoFrames(f) for f in frames]
         pipe = self._pipelines.get(pixels)
         try:
-            out = pipe.hf_video_outputs(pipe.process(MmInput(videos=items, input_ids=self._prompt(len(items)))))
+            out = pipe.hf_video_outputs(pipe.process_items(MmInput(videos=items)))
         except MmError as e:
             raise Declined(f"{type(e).__name__}: {e}") from None
         data = {k: writable(v) for k, v in out.items()}

@@ -23,13 +23,13 @@ from typing import Any
 
 import attrs
 import numpy as np
-from blake3 import blake3
 
 from ..carriers import Audio, AudioHeader, DecodedAudio
 from ..errors import LimitExceededError, MediaError, UnsupportedError
 from ..limits import Limits
 from . import audio_av
 from .audio_samples import Keep, check_finite, check_seconds, downmix, kept_frames
+from .hashing import keyed_digest
 from .policy import ByteBudget
 
 HASH_CONTEXT = "mm_framework 2026-12 decoded audio v1"
@@ -155,9 +155,8 @@ def take_audio(src: Audio, limits: Limits, budget: ByteBudget) -> TakenAudio:
     check_finite(arr, "decoded audio: the samples")
     samples = np.ascontiguousarray(arr) if arr.ndim == 1 else downmix(arr)
     samples = np.array(samples, np.float32, copy=True)
-    h = blake3(derive_key_context=HASH_CONTEXT)
-    h.update(f"{header.sample_rate}\0{arr.shape}\0".encode())
-    h.update(np.ascontiguousarray(arr).reshape(-1).view(np.uint8).data)
-    audio = DecodedAudio(samples, header.sample_rate, header.channels)
-    return TakenAudio(audio, header, int.from_bytes(h.digest(8), "big"))
+    # Hashed now, over the caller's array as given (channels before the downmix): it is not kept.
+    digest = keyed_digest(HASH_CONTEXT, f"{header.sample_rate}\0{arr.shape}\0".encode(),
+                          np.ascontiguousarray(arr).reshape(-1).view(np.uint8).data)
+    return TakenAudio(DecodedAudio(samples, header.sample_rate, header.channels), header, digest)
 

@@ -16,7 +16,6 @@ from typing import Any
 
 import attrs
 import numpy as np
-from blake3 import blake3
 from PIL import Image
 
 from ..carriers import DecodeOptions, VideoFrames
@@ -24,6 +23,7 @@ from ..errors import LimitExceededError
 from ..limits import Limits
 from .audio import TakenAudio, take_audio
 from .decode import decode_rgb, pil_to_rgb
+from .hashing import LazyHash, keyed_digest
 from .policy import ByteBudget
 from .video import VideoClip
 from .video_frames import clip_from_frames
@@ -33,14 +33,21 @@ HASH_CONTEXT = "mm_framework 2026-12 decoded video v1"
 _FRAME_DECODE = DecodeOptions(alpha="drop", exif_transpose=True)
 
 
-@attrs.frozen(eq=False)
-class DecodedClip:
+@attrs.frozen(eq=False, slots=False)
+class DecodedClip(LazyHash):
     """The frames, and the audio track the caller gave (``VideoFrames.audio``), which the
-    clip carries only for a family that asks for it."""
+    clip carries only for a family that asks for it. Hashed on first use of ``hash`` (a
+    pipeline built with ``hashes=False`` never asks)."""
 
     clip: VideoClip
-    hash: int
     audio: TakenAudio | None = None
+
+    def _digest(self) -> int:
+        clip = self.clip
+        head = f"{clip.fps!r}\0{clip.total_frames}\0{list(clip.indices)}\0{clip.frames.shape}\0".encode()
+        # A clip without a track hashes as before.
+        tail = b"" if self.audio is None else f"\0audio {self.audio.hash}".encode()
+        return keyed_digest(HASH_CONTEXT, head, clip.frames.data, tail)
 
 
 def _frame_array(frame: Any, fetch: Callable[[Any], bytes], max_pixels: int) -> Any:
@@ -68,9 +75,4 @@ def take_clip(
     if not budget.claim(clip.frames.nbytes):
         raise LimitExceededError(f"decoded video of {clip.frames.nbytes} bytes exceeds the request media byte budget")
     audio = None if src.audio is None else take_audio(src.audio, limits, budget)
-    h = blake3(derive_key_context=HASH_CONTEXT)
-    h.update(f"{clip.fps!r}\0{clip.total_frames}\0{list(clip.indices)}\0{clip.frames.shape}\0".encode())
-    h.update(clip.frames.data)
-    if audio is not None:  # a clip without a track hashes as before
-        h.update(f"\0audio {audio.hash}".encode())
-    return DecodedClip(clip, int.from_bytes(h.digest(8), "big"), audio)
+    return DecodedClip(clip, audio)

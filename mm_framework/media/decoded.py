@@ -15,29 +15,35 @@ afterwards changes nothing.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import attrs
 import numpy as np
-from blake3 import blake3
 from PIL import Image
 
 from ..carriers import DecodedImage, DecodeOptions
 from ..errors import LimitExceededError, MediaError
+from ..kernels.export import rgb_array
 from .decode import QUARTER_TURNS, check_image_pixels, pil_to_rgb
+from .hashing import LazyHash, keyed_digest
 from .policy import ByteBudget
 
 HASH_CONTEXT = "mm_framework 2026-12 decoded image v1"
 
 
-@attrs.frozen(eq=False)
-class DecodedSource:
-    """One item given as pixels, copied, measured and hashed when the request was taken."""
+@attrs.frozen(eq=False, slots=False)
+class DecodedSource(LazyHash):
+    """One item given as pixels, copied and measured when the request was taken; hashed on
+    first use of ``hash`` (a pipeline built with ``hashes=False`` never asks)."""
 
     image: Image.Image | np.ndarray = attrs.field(repr=False)
-    hash: int
+    digest: Callable[[], int] = attrs.field(repr=False)
     width: int
     height: int
+
+    def _digest(self) -> int:
+        return self.digest()
 
     def size(self, options: DecodeOptions) -> tuple[int, int]:
         """``(width, height)`` after the family's conversion (EXIF may turn it)."""
@@ -57,12 +63,8 @@ def decoded_size_of_pil(im: Image.Image) -> tuple[int, int]:
     return (h, w) if im.getexif().get(0x0112) in QUARTER_TURNS else (w, h)
 
 
-def _hash(mode: str, size: tuple[int, int], extra: bytes, pixels: Any) -> int:
-    h = blake3(derive_key_context=HASH_CONTEXT)
-    h.update(f"{mode}\0{size[0]}x{size[1]}\0".encode())
-    h.update(extra)
-    h.update(pixels)
-    return int.from_bytes(h.digest(8), "big")
+def _hash(mode: str, size: tuple[int, int], extra: bytes, pixels: Any) -> Callable[[], int]:
+    return lambda: keyed_digest(HASH_CONTEXT, f"{mode}\0{size[0]}x{size[1]}\0".encode(), extra, pixels)
 
 
 def _from_array(arr: np.ndarray) -> tuple[np.ndarray, str]:
@@ -90,17 +92,18 @@ def take_decoded(src: Image.Image | np.ndarray, max_pixels: int, budget: ByteBud
     else:
         if w <= 0 or h <= 0:
             raise MediaError(f"decoded image: empty image ({w}x{h})")
-        mode, pixels = src.mode, src.tobytes()
+        mode = src.mode
         orientation, transparency = src.getexif().get(0x0112, 1), src.info.get("transparency")
         palette = src.palette.tobytes() if src.palette is not None and mode in ("P", "PA") else b""
         extra = f"{orientation}\0{transparency!r}\0".encode() + palette
-        nbytes = len(pixels)
         if mode == "RGB" and orientation == 1 and transparency is None:
             # Its bytes are already the decoded RGB image (nothing to turn, key out or convert):
-            # held as an array over them, it is neither copied as a Pillow image nor exported again.
-            image = np.frombuffer(pixels, np.uint8).reshape(h, w, 3)
+            # exported once as an array, it is neither copied as a Pillow image nor exported again.
+            image = rgb_array(src)
+            pixels, nbytes = image.data, image.nbytes
         else:
-            image = src.copy()
+            pixels, image = src.tobytes(), src.copy()
+            nbytes = len(pixels)
     if not budget.claim(nbytes):
         raise LimitExceededError(f"decoded image of {nbytes} bytes exceeds the request media byte budget")
-    return DecodedSource(image=image, hash=_hash(mode, (w, h), extra, pixels), width=w, height=h)
+    return DecodedSource(image=image, digest=_hash(mode, (w, h), extra, pixels), width=w, height=h)

@@ -40,7 +40,8 @@ if "pytest" in sys.modules:
 
 _HARNESS = {
     "FamilyConformance": "conformance", "AudioFamilyConformance": "conformance", "framed_prompt": "conformance",
-    "assert_same_output": "compare",
+    "assert_same_output": "compare", "part_adjacent": "compare", "drop_separators": "compare",
+    "assert_adjacent_images_parted": "compare",
     "GoldenCase": "golden", "load_cases": "golden", "record_case": "golden", "replay_case": "golden",
     "run_case": "golden", "assert_rejection": "golden", "assert_tensors": "golden",
     "require_torchvision": "torch_reference", "ImageBadInput": "bad_input", "assert_same_batch": "hf_batch",

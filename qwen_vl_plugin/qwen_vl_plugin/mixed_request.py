@@ -45,25 +45,29 @@ def positions(
     video: QwenVideo,
 ) -> mmp.MRope:
     """``get_rope_index`` of the expanded prompt: its token types rebuilt from the item spans
-    (an image's span is all pads; a video's pad runs come from :meth:`QwenVideo.pad_runs`)."""
+    (an image's span is all pads; a video's pad runs come from :meth:`QwenVideo.pad_runs`),
+    each item's pad run its own run even when another of its type ends right before it."""
     types = np.full(input_len, TEXT, dtype=np.int64)
-    image_grids, video_grids, spg = [], [], []
+    image_grids, video_grids, spg, run_starts = [], [], [], []
     for i in sorted(range(len(offsets)), key=lambda k: offsets[k][0]):
         start, end = offsets[i]
         grid = grids[i]
         if modalities[i] == "image":
             types[start : end + 1] = IMAGE
             image_grids.append((grid.t, grid.h, grid.w))
+            run_starts.append(start)
             continue
         grid = _video_grid(grid)
         for offset, length in video.pad_runs(grid):
             types[start + offset : start + offset + length] = VIDEO
+            run_starts.append(start + offset)
         video_grids.append((grid.t, grid.h, grid.w))
         spg.append(grid.second_per_grid_t)
     v = video.video
     pos, delta = rope_index(
         types, image_grids, video_grids, merge=video.spec.merge_size, tokens_per_second=v.tokens_per_second,
         second_per_grid_ts=spg if v.tokens_per_second is not None else None, video_groups=v.qwen3,
+        run_starts=run_starts,
     )
     return mmp.MRope(pos, delta)
 

@@ -12,8 +12,11 @@ are spaced and whether a video is one grid or one grid per temporal group:
   own run of pads.
 
 :func:`rope_index` splits the sequence into maximal runs of one token type (0 text, 1
-image, 2 video); two vision runs of one type with nothing between them are one run, as in
-transformers.
+image, 2 video), as transformers does, and also at every ``run_starts`` index: the pipeline
+passes each item's (each Qwen3 temporal group's) first pad, so two items of one type with
+nothing between them stay two grids. ``get_rope_index`` reads such a pair as one run, takes
+one grid for it and fails (a torch shape error); everywhere else the extra boundaries fall
+on type changes and change nothing (docs/families/qwen_vl_video.md §7).
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ def rope_index(
     tokens_per_second: int | None = None,
     second_per_grid_ts: Sequence[float] | None = None,
     video_groups: bool = False,
+    run_starts: Sequence[int] = (),
 ) -> tuple[np.ndarray, int]:
     """``(positions int64 [3, L], delta)`` of one unpadded sequence.
 
@@ -46,6 +50,8 @@ def rope_index(
     ``tokens_per_second`` (Qwen2.5-VL) turns on the time-scaled video axis, with one
     ``second_per_grid_ts`` entry per video (``None``: transformers' integer 1 each).
     ``video_groups`` (Qwen3-VL/3.5) splits each video grid into ``t`` grids of ``[1, h, w]``.
+    ``run_starts``: indices where a new run begins even when the type does not change (the
+    first pad of each grid's run, so adjacent items read as if a zero-length text run parted them).
     :class:`LayoutError` when the runs and the grids do not fit together.
     """
     types = np.asarray(mm_types, dtype=np.int64).reshape(-1)
@@ -64,6 +70,9 @@ def rope_index(
     grids = {IMAGE: iter([tuple(int(v) for v in g) for g in image_grids]), VIDEO: iter(zip(videos, scales))}
     pos = np.empty((3, n), dtype=np.int64)
     edges = np.flatnonzero(np.diff(types)) + 1
+    if len(run_starts):
+        extra = np.asarray(run_starts, dtype=np.int64)
+        edges = np.union1d(edges, extra[(extra > 0) & (extra < n)])
     starts = np.concatenate(([0], edges)).tolist()
     ends = np.concatenate((edges, [n])).tolist()
     cur = 0

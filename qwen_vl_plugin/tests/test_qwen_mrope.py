@@ -99,12 +99,31 @@ def test_mrope_matches_direct_reference(case):
 @settings(max_examples=150, deadline=None)
 @given(mrope_cases())
 def test_image_only_path_equals_the_general_one(case):
-    """The fast path gives what ``rope_index`` (any mix of images and videos) gives for images."""
+    """The fast path gives what ``rope_index`` (any mix of images and videos) gives for images,
+    adjacent ones included once their starts are run boundaries."""
     L, items, m = case
-    assume(L > 0 and all(s > prev_end + 1 for (s, _, _), (_, prev_end, _) in zip(items[1:], items)))
+    assume(L > 0)
     types = np.zeros(L, dtype=np.int64)
     for s, e, _ in items:
         types[s : e + 1] = IMAGE
-    positions, delta = rope_index(types, [(g.t, g.h, g.w) for _, _, g in items], merge=m)
+    positions, delta = rope_index(types, [(g.t, g.h, g.w) for _, _, g in items], merge=m,
+                                  run_starts=[s for s, _, _ in items])
     out = mrope_image_only(L, items, m)
     assert np.array_equal(out.positions, positions) and out.delta == delta
+
+
+def test_run_starts_split_adjacent_items_and_change_nothing_else():
+    # Two 2x2-merged images side by side, then text: without the boundary one run of 8
+    # tokens meets a grid of 4 (get_rope_index fails there too).
+    types = [IMAGE] * 8 + [0]
+    with pytest.raises(LayoutError, match="a run of 8 vision tokens at 0"):
+        rope_index(types, [(1, 4, 4), (1, 4, 4)], merge=2)
+    pos, delta = rope_index(types, [(1, 4, 4), (1, 4, 4)], merge=2, run_starts=[0, 4])
+    assert pos.T.tolist() == [[0, 0, 0], [0, 0, 1], [0, 1, 0], [0, 1, 1],
+                              [2, 2, 2], [2, 2, 3], [2, 3, 2], [2, 3, 3], [4, 4, 4]]
+    assert delta == -4
+    # Where runs already start (type changes, the sequence's ends) the boundaries add nothing.
+    parted = [0, IMAGE, IMAGE, IMAGE, IMAGE, 0]
+    want = rope_index(parted, [(1, 4, 4)], merge=2)
+    got = rope_index(parted, [(1, 4, 4)], merge=2, run_starts=[0, 1, 5, 6])
+    assert np.array_equal(got[0], want[0]) and got[1] == want[1]

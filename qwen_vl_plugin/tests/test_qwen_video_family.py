@@ -80,9 +80,6 @@ def test_mixed_prompt_keeps_prompt_order_and_model_kwargs_per_modality():
     ([CLIP], [], chat("video", "video"), "2 video placeholder"),
     ([CLIP, CLIP], [], chat("video"), "1 video placeholder"),
     ([CLIP], [], chat("image", "video"), "1 image placeholder"),
-    # Two pad runs of one kind with nothing between them are one run to get_rope_index,
-    # which then has a grid too few for it.
-    ([CLIP[:2], CLIP[:2]], [], [1, VID, VID, 2], "mrope: a run of 12 vision tokens at 1"),
 ])
 def test_layout_errors(videos, images, ids, match):
     with pytest.raises(mmf.LayoutError, match=match):

@@ -28,7 +28,7 @@ import torch  # noqa: E402
 
 import mm_framework as mmf  # noqa: E402
 from mm_framework import plugin as mmp  # noqa: E402
-from mm_framework.testing import load_module  # noqa: E402
+from mm_framework.testing import drop_separators, load_module, part_adjacent  # noqa: E402
 from .qwen_video_replay import GOLDEN, compare, frame_size, output_doc, replay, request, sample, spec_for  # noqa: E402
 from qwen_vl_plugin.mrope import rope_index  # noqa: E402
 from mm_framework.plugin import video_patches  # noqa: E402
@@ -255,20 +255,23 @@ def test_rope_matches_get_rope_index(preset):
     rng = np.random.default_rng(sum(map(ord, preset)))
     for trial in range(150):
         types: list[int] = []
-        images, videos = [], []
+        images, videos, starts = [], [], []  # starts: every grid's first pad, as the pipeline passes them
         for _ in range(int(rng.integers(1, 5))):
             types += [0] * int(rng.integers(1, 6))
             h, w = 2 * int(rng.integers(1, 8)), 2 * int(rng.integers(1, 8))
             if rng.random() < 0.5:
                 images.append((1, h, w))
+                starts.append(len(types))
                 types += [1] * (h * w // 4)
             else:
                 t = int(rng.integers(1, 20))
                 videos.append((t, h, w))
                 if groups:
                     for k in range(t):
+                        starts.append(len(types))
                         types += [2] * (h * w // 4) + ([0] * int(rng.integers(3, 9)) if k < t - 1 else [])
                 else:
+                    starts.append(len(types))
                     types += [2] * (t * h * w // 4)
         types += [0] * int(rng.integers(0, 4))
         spg = rng.choice([0.2, 1.0, 1.1, 2 / 24, 2 / (30000 / 1001), 1 / 7], len(videos)).astype(np.float32)
@@ -278,7 +281,45 @@ def test_rope_matches_get_rope_index(preset):
         if tps is not None and videos:
             kw["second_per_grid_ts"] = torch.from_numpy(spg)
         want, delta = rope(**kw)
-        pos, d = rope_index(types, images, videos, merge=2, tokens_per_second=tps,
-                            second_per_grid_ts=list(spg) if tps is not None and videos else None, video_groups=groups)
-        np.testing.assert_array_equal(pos, want[:, 0].numpy(), err_msg=f"{preset} trial {trial}")
-        assert d == int(delta.reshape(-1)[0])
+        for run_starts in ((), starts):
+            pos, d = rope_index(types, images, videos, merge=2, tokens_per_second=tps, run_starts=run_starts,
+                                second_per_grid_ts=list(spg) if tps is not None and videos else None,
+                                video_groups=groups)
+            np.testing.assert_array_equal(pos, want[:, 0].numpy(), err_msg=f"{preset} trial {trial}")
+            assert d == int(delta.reshape(-1)[0])
+
+
+SEP = 9  # a text id no Qwen expansion writes
+
+
+@pytest.mark.parametrize("preset", ["qwen2_vl_class_defaults", "qwen2_5_vl", "qwen3_vl", "qwen3_5"])
+def test_adjacent_items_are_parted_where_get_rope_index_fails(preset):
+    """Two items of one type with nothing between them (the default prompt, or ids with two
+    placeholders side by side): ``get_rope_index`` reads one run, has a grid too few and
+    fails; the pipeline gives the positions ``get_rope_index`` gives with a text token
+    between them, minus that token (docs/families/qwen_vl_video.md §7)."""
+    rope, _ = gen.img.rope_fn(preset)
+    spec = mmf.preset("qwen2_vl" if preset == "qwen2_vl_class_defaults" else preset)
+    pipe = mmf.pipeline_from_spec(spec)
+    image, video = spec["image_token_id"], spec["video_token_id"]
+    rng = np.random.default_rng(44)
+    images = [rng.integers(0, 256, (50, 70, 3), dtype=np.uint8), rng.integers(0, 256, (90, 40, 3), dtype=np.uint8)]
+    clips = [rng.integers(0, 256, (n, 60, 84, 3), dtype=np.uint8) for n in (4, 8)]
+
+    def live(out):
+        ids = torch.from_numpy(np.array(out.input_ids))[None]
+        kw = {k: torch.from_numpy(np.array(v)) for k, v in out.model_kwargs().items() if k.endswith(("_thw", "_ts"))}
+        types = (ids == image).long() + 2 * (ids == video).long()
+        return rope(input_ids=ids, mm_token_type_ids=types, **kw)
+
+    for given in (None, [1, video, video, image, image, 2]):
+        request = {"images": images, "videos": clips}
+        out = pipe.process(mmf.MmInput(**request, input_ids=given))
+        with pytest.raises(RuntimeError, match="size"):
+            live(out)
+        parted = part_adjacent(given or [image, image, video, video], (image, video), SEP)
+        ref = pipe.process(mmf.MmInput(**request, input_ids=parted))
+        want, delta = live(ref)
+        _, want = drop_separators(ref.input_ids, want[:, 0].numpy(), SEP)
+        np.testing.assert_array_equal(out.positions.positions, want, err_msg=str(given))
+        assert out.positions.delta == int(delta.reshape(-1)[0])

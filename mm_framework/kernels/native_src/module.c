@@ -182,11 +182,19 @@ static PyObject *patchify_qwen(PyObject *self, PyObject *args) {
              (u8 || mmf_check_disjoint(&b[2], "out", &b[1], "lut") == 0);
     }
     if (ok) {
-        mmf_qwen_job job = {frame.data, frame_stride, frame.stride, (int)n_frames, frame.rows, frame.width,
-                            (int)ps, (int)merge, (int)tps, u8 ? NULL : (const float *)b[1].view.buf, b[2].view.buf};
-        Py_BEGIN_ALLOW_THREADS
-        mmf_patchify_qwen(&job, (int)lo, (int)hi);
-        Py_END_ALLOW_THREADS
+        uint8_t *planes = PyMem_RawMalloc((size_t)n_frames * 3 * ps * merge * frame.width);
+        if (!planes) {
+            PyErr_NoMemory();
+            ok = 0;
+        } else {
+            mmf_qwen_job job = {frame.data, frame_stride, frame.stride, (int)n_frames, frame.rows, frame.width,
+                                (int)ps, (int)merge, (int)tps, u8 ? NULL : (const float *)b[1].view.buf,
+                                b[2].view.buf, planes};
+            Py_BEGIN_ALLOW_THREADS
+            mmf_patchify_qwen(&job, (int)lo, (int)hi);
+            Py_END_ALLOW_THREADS
+            PyMem_RawFree(planes);
+        }
     }
     mmf_release(b, 3);
     return ok ? Py_NewRef(Py_None) : NULL;

@@ -64,7 +64,9 @@ void mmf_resample_vertical(const mmf_plane *src, const mmf_plane *dst, const mmf
 
 /* Qwen-VL merged-block patchify of merge-window rows [lo, hi) (docs/kernels.md).
  * `frames` holds n_frames HWC frames (n_frames is 1 or tps) `frame_stride` bytes apart.
- * With `lut` the output is f32 table values; without it, the uint8 pixels themselves. */
+ * With `lut` the output is f32 table values; without it, the uint8 pixels themselves.
+ * `planes`: n_frames * 3 * ps * merge * width bytes of scratch, the caller's own (one per
+ * concurrent call). */
 typedef struct {
     const uint8_t *frames;
     ptrdiff_t frame_stride, row_stride;
@@ -72,6 +74,7 @@ typedef struct {
     int ps, merge, tps;
     const float *lut; /* [3][256], or NULL for uint8 patches */
     void *out;        /* [(h/ps)*(w/ps)][3*tps*ps*ps] f32, or uint8 without lut */
+    uint8_t *planes;  /* [n_frames][3][ps * merge][width] scratch */
 } mmf_qwen_job;
 void mmf_patchify_qwen(const mmf_qwen_job *job, int lo, int hi);
 

@@ -5,58 +5,98 @@
 #include <string.h>
 
 #include "native.h"
+#include "tiles.h"
 
-/* One patch row of the output: for each channel c and temporal slot t, a ps x ps plane
- * of VALUE(c, pixel) (lut[c][pixel], or the pixel itself for uint8 patches); slots past
- * the frames given copy slot 0 (a single still frame is repeated, as the reference repeats
- * it). One body for both element types, so the two layouts cannot drift apart; channel
- * planes outermost measured fastest for f32 (one table and one write stream at a time). */
-#define QWEN_PATCH(NAME, TYPE, VALUE)                                                                   \
-    MMF_HOT static void NAME(const mmf_qwen_job *j, int y0, int x0, TYPE *out) {                      \
-        const int ps = j->ps, p2 = ps * ps;                                                             \
-        for (int c = 0; c < 3; c++) {                                                                   \
-            TYPE *plane0 = out + (size_t)c * j->tps * p2;                                               \
-            for (int t = 0; t < j->tps; t++) {                                                          \
-                TYPE *o = plane0 + (size_t)t * p2;                                                      \
-                if (t >= j->n_frames) {                                                                 \
-                    memcpy(o, plane0, sizeof(TYPE) * (size_t)p2);                                       \
-                    continue;                                                                           \
-                }                                                                                       \
-                const uint8_t *frame = j->frames + t * j->frame_stride;                                 \
-                for (int py = 0; py < ps; py++, o += ps) {                                              \
-                    const uint8_t *in = frame + (ptrdiff_t)(y0 + py) * j->row_stride + (size_t)x0 * 3 + c; \
-                    for (int px = 0; px < ps; px++) {                                                   \
-                        o[px] = VALUE(c, in[3 * px]);                                                   \
-                    }                                                                                   \
-                }                                                                                       \
-            }                                                                                           \
-        }                                                                                               \
+/* The Qwen-VL layout, one merge-window row at a time: its ps * merge source rows of each
+ * frame are first split into R, G and B planes (16 pixels per vector step, into scratch
+ * that stays in cache), then the output is written in order, patch after patch, each
+ * patch row of a channel a short contiguous copy (uint8) or ps table lookups (f32). Slots
+ * past the frames given repeat frame 0 (a still image fills every slot, as the reference
+ * repeats it). */
+
+/* `width` RGB pixels split into r, g and b. */
+MMF_INLINE void split_row(const uint8_t *in, int width, uint8_t *r, uint8_t *g, uint8_t *b) {
+    int x = 0;
+    for (; x + 16 <= width; x += 16) {
+        mmf_u8x16 vr, vg, vb;
+        deinterleave3(in + 3 * (size_t)x, &vr, &vg, &vb);
+        store16(r + x, vr);
+        store16(g + x, vg);
+        store16(b + x, vb);
     }
+    for (; x < width; x++) {
+        r[x] = in[3 * x];
+        g[x] = in[3 * x + 1];
+        b[x] = in[3 * x + 2];
+    }
+}
 
-#define TABLE_VALUE(c, v) j->lut[256 * (c) + (v)]
-#define PIXEL_VALUE(c, v) (v)
-QWEN_PATCH(qwen_patch_f32, float, TABLE_VALUE)
-QWEN_PATCH(qwen_patch_u8, uint8_t, PIXEL_VALUE)
+/* n bytes (n >= 8) as 8-byte moves, the last one overlapping: no call to memcpy. */
+MMF_INLINE void copy_run(uint8_t *dst, const uint8_t *src, int n) {
+    int i = 0;
+    for (; i + 8 <= n; i += 8) {
+        memcpy(dst + i, src + i, 8);
+    }
+    if (i < n) {
+        memcpy(dst + n - 8, src + n - 8, 8);
+    }
+}
 
-void mmf_patchify_qwen(const mmf_qwen_job *j, int lo, int hi) {
-    const int step = j->ps * j->merge;
+/* One ps x ps plane: rows of `src` `pitch` apart, as uint8 or through `lut`. */
+MMF_INLINE void qwen_plane(const uint8_t *src, size_t pitch, int ps, const float *lut, void *out) {
+    for (int py = 0; py < ps; py++, src += pitch) {
+        if (lut) {
+            float *o = (float *)out + (size_t)py * ps;
+            for (int k = 0; k < ps; k++) {
+                o[k] = lut[src[k]];
+            }
+        } else if (ps >= 8) {
+            copy_run((uint8_t *)out + (size_t)py * ps, src, ps);
+        } else {
+            memcpy((uint8_t *)out + (size_t)py * ps, src, (size_t)ps);
+        }
+    }
+}
+
+MMF_HOT static void qwen_rows(const mmf_qwen_job *j, int lo, int hi) {
+    const int ps = j->ps, merge = j->merge, step = ps * merge, p2 = ps * ps;
     const int bw = j->width / step;
-    const size_t row_values = (size_t)3 * j->tps * j->ps * j->ps;
+    const size_t pitch = (size_t)j->width, plane = pitch * step, frame_planes = 3 * plane;
+    const size_t elem = j->lut ? sizeof(float) : 1, row_values = (size_t)3 * j->tps * p2;
     for (int by = lo; by < hi; by++) {
+        for (int t = 0; t < j->n_frames; t++) {
+            const uint8_t *frame = j->frames + t * j->frame_stride + (ptrdiff_t)by * step * j->row_stride;
+            uint8_t *r = j->planes + t * frame_planes;
+            for (int y = 0; y < step; y++) {
+                split_row(frame + (ptrdiff_t)y * j->row_stride, j->width, r + y * pitch, r + plane + y * pitch,
+                          r + 2 * plane + y * pitch);
+            }
+        }
         for (int bx = 0; bx < bw; bx++) {
-            for (int my = 0; my < j->merge; my++) {
-                for (int mx = 0; mx < j->merge; mx++) {
-                    size_t row = (((size_t)by * bw + bx) * j->merge + my) * j->merge + mx;
-                    int y0 = by * step + my * j->ps, x0 = bx * step + mx * j->ps;
-                    if (j->lut) {
-                        qwen_patch_f32(j, y0, x0, (float *)j->out + row * row_values);
-                    } else {
-                        qwen_patch_u8(j, y0, x0, (uint8_t *)j->out + row * row_values);
+            for (int my = 0; my < merge; my++) {
+                for (int mx = 0; mx < merge; mx++) {
+                    const size_t row = (((size_t)by * bw + bx) * merge + my) * merge + mx;
+                    uint8_t *out = (uint8_t *)j->out + row * row_values * elem;
+                    const size_t at = (size_t)my * ps * pitch + (size_t)(bx * step + mx * ps);
+                    for (int c = 0; c < 3; c++) {
+                        const float *lut = j->lut ? j->lut + 256 * c : NULL;
+                        for (int s = 0; s < j->tps; s++) {
+                            void *o = out + ((size_t)c * j->tps + s) * p2 * elem;
+                            if (s >= j->n_frames) {
+                                memcpy(o, out + (size_t)c * j->tps * p2 * elem, p2 * elem);
+                                continue;
+                            }
+                            qwen_plane(j->planes + s * frame_planes + c * plane + at, pitch, ps, lut, o);
+                        }
                     }
                 }
             }
         }
     }
+}
+
+void mmf_patchify_qwen(const mmf_qwen_job *j, int lo, int hi) {
+    qwen_rows(j, lo, hi);
 }
 
 /* One row of pixels of one patch: `valid` image pixels, then pad up to ps. */

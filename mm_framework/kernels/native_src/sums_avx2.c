@@ -70,13 +70,20 @@ AVX2 void mmf_weighted_sums_avx2(const mmf_sums_job *job) {
             }
             _mm256_storeu_si256((__m256i *)(out + i), packed_bytes(a0, a1, a2, a3, shift));
         }
-        if (i + 16 <= job->lanes) {
+        if (i + 16 <= job->lanes) { /* the horizontal pass's 48 lanes end here */
             __m256i a0 = vbias, a1 = vbias;
-            for (int32_t j = 0; j < count; j++) {
-                const uint8_t *p = first + j * step + i;
-                const __m256i wj = _mm256_set1_epi32(w[j]);
-                a0 = _mm256_add_epi32(a0, _mm256_mullo_epi32(wj, widen8(p)));
-                a1 = _mm256_add_epi32(a1, _mm256_mullo_epi32(wj, widen8(p + 8)));
+            if (job->narrow) {
+                for (int32_t j = 0; j < count; j += 2) {
+                    const uint8_t *p0 = first + j * step + i, *p1 = j + 1 < count ? p0 + step : p0;
+                    pair16(p0, p1, weight_pair(w, j, count), &a0, &a1);
+                }
+            } else {
+                for (int32_t j = 0; j < count; j++) {
+                    const uint8_t *p = first + j * step + i;
+                    const __m256i wj = _mm256_set1_epi32(w[j]);
+                    a0 = _mm256_add_epi32(a0, _mm256_mullo_epi32(wj, widen8(p)));
+                    a1 = _mm256_add_epi32(a1, _mm256_mullo_epi32(wj, widen8(p + 8)));
+                }
             }
             _mm_storeu_si128((__m128i *)(out + i), _mm256_castsi256_si128(packed_bytes(a0, a1, a0, a1, shift)));
             i += 16;

@@ -32,6 +32,8 @@ from .video import Glm4vVideo, VideoGrid
 # The processor's image_token and video_token (the tokenizer's <|image|>, <|video|>).
 IMAGE_TOKEN = "<|image|>"
 VIDEO_TOKEN = "<|video|>"
+# A video's pixel bounds per item (transformers' call-time size of the video processor).
+VIDEO_OPTIONS = {"min_pixels": "video_min_pixels", "max_pixels": "video_max_pixels"}
 
 
 class Glm4vFamily:
@@ -47,11 +49,13 @@ class Glm4vFamily:
     def mm_capabilities(self) -> mmp.Capabilities:
         marks, texts = {"image": self.spec.image_token_id}, {"image": IMAGE_TOKEN}
         outputs = {"image": mmp.ItemOutputs(self.spec.pixels, {"image_grid_thw": ("i64", (3,))})}
+        options = {}
         if self.video is not None:
             marks["video"], texts["video"] = self.spec.video_token_id, VIDEO_TOKEN
             outputs["video"] = mmp.ItemOutputs(self.spec.pixels, {"video_grid_thw": ("i64", (3,))})
+            options["video"] = VIDEO_OPTIONS
         return mmp.Capabilities(modalities=tuple(marks), id_range=(0, 2**31 - 1), placeholders=marks,
-                                placeholder_texts=texts, outputs=outputs)
+                                placeholder_texts=texts, item_options=options, outputs=outputs)
 
     @mmp.hookimpl
     def mm_sample_frames(self, header: mmp.ClipHeader) -> list[int]:
@@ -154,6 +158,15 @@ class Glm4vFamily:
         """``Glm4vImageProcessor``'s (and GLM-4.6V's, either backend's) ``pixel_values`` and
         ``image_grid_thw``: the model kwargs of an image-only call (tests/test_glm4v_hf_accelerate.py)."""
         return self.mm_model_kwargs(items) if all(it.modality == "image" for it in items) else None
+
+    @mmp.hookimpl
+    def mm_hf_video_outputs(self, items: Sequence[mmp.OutputItem]) -> dict[str, np.ndarray] | None:
+        """``Glm4vVideoProcessor``'s (and ``Glm46VVideoProcessor``'s) ``pixel_values_videos`` and
+        ``video_grid_thw`` for the frames it sampled: the model kwargs of a video-only call
+        (tests/test_glm4v_hf_video.py)."""
+        if not items or any(it.modality != "video" for it in items):
+            return None
+        return self.mm_model_kwargs(items)
 
     def _stacked(self, items: Sequence[mmp.OutputItem], pixels: str, grids: str) -> dict[str, np.ndarray]:
         s = self.spec

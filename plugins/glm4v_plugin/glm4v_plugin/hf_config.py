@@ -52,12 +52,12 @@ VIDEO_DEFAULTS: dict[str, Any] = {
     "patch_size": 14, "merge_size": 2, "temporal_patch_size": 2, "image_mean": list(CLIP_MEAN),
     "image_std": list(CLIP_STD),
 }
-VIDEO_PINNED: dict[str, Any] = {**{k: v for k, v in PINNED.items() if k != "default_to_square"},
-                                "do_sample_frames": True}
+VIDEO_PINNED: dict[str, Any] = {k: v for k, v in PINNED.items() if k != "default_to_square"}
 # Read by neither GLM video processor in 5.24: max_image_size (a class attribute no method
 # reads), num_frames (the samplers take fps only), return_metadata (the processor forces it).
 VIDEO_INERT = frozenset({"max_image_size", "num_frames", "return_metadata"})
-VIDEO_KNOWN = {*VIDEO_PINNED, *VIDEO_DEFAULTS, *VIDEO_INERT, "video_processor_type", "processor_class"}
+VIDEO_KNOWN = {*VIDEO_PINNED, *VIDEO_DEFAULTS, *VIDEO_INERT, "do_sample_frames", "video_processor_type",
+               "processor_class"}
 # What a glm4v spec shares between images and videos (the video config must agree).
 SHARED = ("patch_size", "merge_size", "temporal_patch_size", "image_mean", "image_std")
 # vision_config key -> the spec field it must equal.
@@ -107,6 +107,7 @@ def resolve_video(config: Mapping[str, Any], image: Any, pp: Mapping[str, Any],
         keys = mmp.ConfigKeys("video_preprocessor_config.json", doc, FAMILY, VIDEO_KNOWN,
                               unsupported=lambda key: "is not supported for video by the glm4v family")
         keys.pinned(VIDEO_PINNED)
+        keys.boolean("do_sample_frames")
         keys.one_of({"processor_class": CLASS_NAMES["processor_class"]}, nullable=True)
     v = keys.values
     named = v.get("processor_class") or pp.get("processor_class")
@@ -132,6 +133,7 @@ def resolve_video(config: Mapping[str, Any], image: Any, pp: Mapping[str, Any],
         "image_start_token_id": config.get("image_start_token_id", 151339),
         "image_end_token_id": config.get("image_end_token_id", 151340),
         "video_variant": variant, "video_min_pixels": size["shortest_edge"], "video_max_pixels": size["longest_edge"],
+        "video_sample_frames": v.get("do_sample_frames", True),
         "video_fps": float(fps) if isinstance(fps, (int, float)) and not isinstance(fps, bool) else fps,
         "video_max_duration": v.get("max_duration", VIDEO_DEFAULTS["max_duration"]),
     }

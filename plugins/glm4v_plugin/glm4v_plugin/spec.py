@@ -43,7 +43,7 @@ REQUIRED = mmp.PatchGridSpec.REQUIRED
 VIDEO_DEFAULTS: dict[str, Any] = {
     "video_token_id": None, "image_start_token_id": 151339, "image_end_token_id": 151340,
     "video_variant": "glm4v", "video_min_pixels": 112 * 112, "video_max_pixels": 28 * 28 * 2 * 30000,
-    "video_fps": 2.0, "video_max_duration": 300, "video_timestamp_ids": None,
+    "video_sample_frames": True, "video_fps": 2.0, "video_max_duration": 300, "video_timestamp_ids": None,
 }
 DEFAULTS = {**mmp.PatchGridSpec.DEFAULTS, **VIDEO_DEFAULTS}
 
@@ -76,6 +76,9 @@ class Glm4vSpec(mmp.PatchGridSpec):
     video_variant: str = "glm4v"
     video_min_pixels: int = 112 * 112
     video_max_pixels: int = 28 * 28 * 2 * 30000
+    # do_sample_frames: off, every frame given is used (the clip needs no fps but for the
+    # prompt's timestamps, which then take the processors' 24).
+    video_sample_frames: bool = True
     video_fps: float = 2.0
     video_max_duration: int = 300
     video_timestamp_ids: tuple[tuple[str, tuple[int, ...]], ...] | None = None
@@ -101,6 +104,7 @@ def parse_spec(params: Mapping[str, Any]) -> Glm4vSpec:
         "video_variant": f.choice("video_variant", VARIANTS),
         "video_min_pixels": f.integer("video_min_pixels", minimum=1),
         "video_max_pixels": f.integer("video_max_pixels", minimum=1),
+        "video_sample_frames": f.boolean("video_sample_frames"),
         "video_fps": f.number("video_fps", positive=True),
         "video_max_duration": f.integer("video_max_duration", minimum=1, maximum=MAX_DURATION),
         "video_timestamp_ids": _timestamp_ids(f, params.get("video_timestamp_ids")),

@@ -137,6 +137,8 @@ class Glm4vVideo:
 
     def sample(self, header: mmp.ClipHeader) -> list[int]:
         s, total, fps = self.spec, header.total_frames, header.fps
+        if not s.video_sample_frames:
+            return list(range(total))
         if fps is None:
             raise mmp.MediaError("video: GLM-4V samples frames per second and needs the clip's fps (none was given)")
         if s.video_variant == "glm46v":

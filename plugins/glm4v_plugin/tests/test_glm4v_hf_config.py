@@ -139,6 +139,9 @@ def test_video_fields_follow_the_video_config():
     assert got == {"video_token_id": 9, "video_min_pixels": 784, "video_max_pixels": 100000, "video_fps": 3.0,
                    "video_max_duration": 60, "video_variant": "glm4v"}
     assert "video_timestamp_ids" not in spec or spec["video_timestamp_ids"] is None
+    assert spec["video_sample_frames"] is True
+    # do_sample_frames off: every frame given (mm_framework.hf's video adapter samples itself).
+    assert resolve(CONFIG, GLM4V, {**VIDEO, "do_sample_frames": False})["video_sample_frames"] is False
 
 
 def test_without_a_video_config_the_preprocessor_config_is_the_source():
@@ -155,7 +158,7 @@ def test_the_video_processor_class_names_the_variant():
 
 
 VIDEO_REFUSED = [
-    ("do_sample_frames", False, "'do_sample_frames' must be True"),
+    ("do_sample_frames", "yes", "'do_sample_frames' must be a boolean"),
     ("resample", 2, "'resample' must be 3"),
     ("video_processor_type", "Qwen2VLVideoProcessor", "'video_processor_type' must be one of"),
     ("processor_class", "Glm46VProcessor", "different GLM generations"),

@@ -29,7 +29,7 @@ def test_the_presets_are_the_published_values():
     # timestamp ids (the real tokenizers are not available offline: docs/families/glm4v.md §7).
     assert (s.video_token_id, s.image_start_token_id, s.image_end_token_id) == (151344, 151339, 151340)
     assert (s.video_min_pixels, s.video_max_pixels, s.video_fps, s.video_max_duration) == (12544, 47040000, 2.0, 300)
-    assert (s.video_variant, s.video_timestamp_ids) == ("glm4v", None)
+    assert (s.video_variant, s.video_timestamp_ids, s.video_sample_frames) == ("glm4v", None, True)
 
 
 def test_a_spec_round_trips_through_the_pipeline():
@@ -67,6 +67,7 @@ BAD = [
     ("video_min_pixels", 0, "greater than zero"),
     ("video_max_pixels", 1567, "at least one merged block per temporal patch"),
     ("video_min_pixels", 47040001, "must not exceed video_max_pixels"),
+    ("video_sample_frames", 1, "must be true or false"),
     ("video_fps", 0, "greater than zero"),
     ("video_fps", float("inf"), "finite"),
     ("video_max_duration", 0, "greater than zero"),

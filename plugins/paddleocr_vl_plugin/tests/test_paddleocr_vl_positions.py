@@ -11,6 +11,7 @@ import pytest
 from . import paddleocr_vl_images as images
 from . import paddleocr_vl_reference as ref
 import mm_framework as mmf
+from mm_framework.testing import assert_adjacent_images_parted
 
 pytest.importorskip("transformers")
 torch = pytest.importorskip("torch", reason="get_rope_index needs torch")
@@ -59,3 +60,23 @@ def test_random_prompts_equal_get_rope_index(spec_name):
 ], ids=["alone", "at_end", "at_start", "three_pages"])
 def test_document_prompts_equal_get_rope_index(names, ids):
     check(PRESET, names, ids)
+
+
+@pytest.mark.torch_parity
+def test_adjacent_images_are_parted_where_get_rope_index_fails():
+    """The default prompt (one placeholder per image, nothing between them): ``get_rope_index``
+    reads the images' pads as one run, has a grid too few and fails; ``mmp.mrope.image_only``
+    places each image by its own span, which is ``get_rope_index`` of the prompt with a text
+    id parting them, that id dropped (docs/families/qwen_vl_video.md §7)."""
+    pad = PRESET["image_token_id"]
+    pipe = mmf.pipeline_from_spec(PRESET)
+
+    def live(out):
+        expanded = torch.tensor(np.asarray(out.input_ids))[None]
+        grids = torch.from_numpy(pipe.model_kwargs(out)["image_grid_thw"])
+        pos, delta = ref.rope_fn(PRESET["merge_size"])(input_ids=expanded, mm_token_type_ids=(expanded == pad).int(),
+                                                       image_grid_thw=grids)
+        return pos[:, 0].numpy(), int(delta.reshape(-1)[0])
+
+    datas = [images.make(n) for n in ("odd_333x501.png", "tiny_10x10.png", "thin_wide_3000x20.png")]
+    assert_adjacent_images_parted(pipe, datas, 9, live)

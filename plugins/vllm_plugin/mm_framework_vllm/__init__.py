@@ -37,10 +37,6 @@ SERVED = (
     "Qwen3_5ForConditionalGeneration",
 )
 
-# Served only when vLLM normalizes on the CPU: with mm_device_do_normalize their processor only
-# resizes to uint8, which transformers does as fast (Mistral 3: 0.94x served, bench/vllm.py).
-CPU_NORMALIZE_ONLY = ("Mistral3ForConditionalGeneration",)
-
 _lock = threading.Lock()
 # hf_processor -> the processor the call goes to (the accelerated copy, or the processor
 # itself when mm_framework clones none of it), so each object is looked at once.
@@ -83,7 +79,8 @@ def _announce() -> None:
 
     # Under "vllm.": vLLM's logging configuration covers only its own logger tree.
     init_logger("vllm.plugins.mm_framework").info(
-        "mm_framework serves the HF image (and Qwen-VL video) processor calls of %s (MM_FRAMEWORK_VLLM=0 turns it off)",
+        "mm_framework serves the HF image (and Qwen-VL, GLM-4.1V video) processor calls of %s "
+        "(MM_FRAMEWORK_VLLM=0 turns it off)",
         ", ".join(SERVED),
     )
 
@@ -92,9 +89,6 @@ def served_processor(model_config: Any, hf_processor: Any) -> Any:
     """What a call of ``hf_processor`` for ``model_config``'s model goes to."""
     architectures = set(getattr(model_config, "architectures", None) or ())
     if not architectures & set(SERVED):
-        return hf_processor
-    multimodal = getattr(model_config, "multimodal_config", None)
-    if architectures & set(CPU_NORMALIZE_ONLY) and getattr(multimodal, "mm_device_do_normalize", False):
         return hf_processor
     if not hasattr(hf_processor, "image_processor"):
         return hf_processor

@@ -4,7 +4,7 @@ For each served architecture, in both ``mm_device_do_normalize`` modes (Gemma 3,
 PaddleOCR-VL and LLaVA-OneVision: the one they have), vLLM's own multimodal processor
 (``MULTIMODAL_REGISTRY.create_processor(...).apply(...)``) runs on held-out images (sizes
 from 17 pixels to 1280x960, modes L, RGBA, P, CMYK, an array) and ``mm_processor_kwargs``
-pixel bounds (and, for Qwen, an image with a video), once through the plugin (loaded by
+pixel bounds (and, for Qwen and GLM-4.1V, an image with a video), once through the plugin (loaded by
 vLLM from its entry point) and once through the original ``call_hf_processor``; prompt
 ids, placeholder ranges, mm hashes and every tensor (dtype and bytes) must be equal, and
 ``hf.stats()`` must show every call served. Skipped unless vLLM imports.
@@ -169,8 +169,7 @@ def mistral3_dir(tmp_path_factory):
 @pytest.mark.parametrize("device_normalize", [True, False], ids=["device_normalize", "cpu_normalize"])
 def test_mistral3_apply_equals_vllm_without_plugin(device_normalize, mistral3_dir, original_call, monkeypatch):
     """PixtralProcessor calls its image processor with patch_size 28 (14 x the 2x2 merge) over the
-    saved 14: served with the call's. With mm_device_do_normalize the calls are left to
-    transformers (CPU_NORMALIZE_ONLY: served uint8 planes measured slower), untouched."""
+    saved 14: served with the call's, in both modes (uint8 planes with mm_device_do_normalize)."""
     import torch
 
     processor = _processor(mistral3_dir, device_normalize)
@@ -180,8 +179,7 @@ def test_mistral3_apply_equals_vllm_without_plugin(device_normalize, mistral3_di
         want = _reference(monkeypatch, original_call, run)
         hf.reset_stats()
         got = run()
-        served = {} if device_normalize else {"PixtralImageProcessor": 1}
-        assert hf.stats() == {"served": served, "fallbacks": {}}, names
+        assert hf.stats() == {"served": {"PixtralImageProcessor": 1}, "fallbacks": {}}, names
         vllm_models.assert_same_input(got, want)
         pixels = got["mm_kwargs"]["image"][0]["pixel_values"].data
         assert pixels.dtype == (torch.uint8 if device_normalize else torch.float32)
@@ -285,6 +283,31 @@ def test_image_and_video_request(arch, device_normalize, model_root, original_ca
     assert hf.stats() == {"served": {"Qwen2VLImageProcessor": 1, video: 1}, "fallbacks": {}}
     vllm_models.assert_same_input(got, want)
     assert len(got["mm_kwargs"]["video"]) == 1
+
+
+@pytest.mark.parametrize("device_normalize", [True, False], ids=["device_normalize", "cpu_normalize"])
+def test_glm4v_image_and_video_request(device_normalize, glm4v_dir, original_call, monkeypatch):
+    """GLM-4.1V with an image and a video: vLLM calls the processor once per video (its frames
+    sampled already, do_sample_frames off) and once for the text and images; both processors'
+    calls are served and everything equals vLLM without the plugin."""
+    from vllm.multimodal.processing.context import TimingContext
+    from vllm.multimodal.processing.inputs import ProcessorInputs
+
+    processor = _processor(glm4v_dir, device_normalize, limit_mm_per_prompt={"image": 1, "video": 1})
+    video = "<|begin_of_video|><|video|><|end_of_video|>"
+    prompt = processor.info.get_tokenizer().encode(f"A {vllm_models.GLM4V_IMAGE} B {video}")
+
+    def run():
+        items = processor.info.parse_mm_data({"image": [IMAGES["photo"]], "video": [CLIP]})
+        return processor.apply(ProcessorInputs(prompt, items, hf_processor_mm_kwargs={}), TimingContext(enabled=False))
+
+    want = _reference(monkeypatch, original_call, run)
+    hf.reset_stats()
+    got = run()
+    assert hf.stats() == {"served": {"Glm4vImageProcessor": 1, "Glm4vVideoProcessor": 1}, "fallbacks": {}}
+    vllm_models.assert_same_input(got, want)
+    pixels = got["mm_kwargs"]["video"][0]["pixel_values_videos"].data
+    assert pixels.dtype == (torch.uint8 if device_normalize else torch.float32)
 
 
 def test_unmirrored_option_falls_back_to_transformers(model_root, original_call, monkeypatch):

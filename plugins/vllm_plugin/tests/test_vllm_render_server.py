@@ -21,7 +21,7 @@ from . import render_server  # noqa: E402
 from .render_server import chat, jpeg_url, png_url  # noqa: E402
 from .vllm_models import noise_image  # noqa: E402
 
-ANNOUNCED = "mm_framework serves the HF image (and Qwen-VL video) processor calls of"
+ANNOUNCED = "mm_framework serves the HF image (and Qwen-VL, GLM-4.1V video) processor calls of"
 
 
 @pytest.fixture(scope="module")
