@@ -4,6 +4,7 @@ target sizes and soft-token counts, probe values and the model kwargs."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from . import gemma4_images
@@ -52,3 +53,20 @@ def test_sizes_probes_and_model_kwargs(case):
         want = extra["model_kwargs"][key]
         assert list(kwargs[key].shape) == want["shape"] and digest(kwargs[key]) == want["blake3"], key
     assert sorted(pipe.model_kwargs(out)) == ["image_position_ids", "pixel_values"]
+
+
+def test_one_image_hf_outputs_are_a_view_of_its_feature():
+    """The hf adapter's call owns its items' features (its pipelines keep no cache): one image's
+    ``pixel_values`` are a read-only view of its already padded feature, not a copy; the pipeline's
+    model kwargs and several images' outputs are new arrays with the same values."""
+    case = next(c for c in ACCEPTED if len(c.doc["gemma4"]["items"]) == 1)
+    family = Gemma4Family({k: v for k, v in case.doc["spec"].items() if k != "family"})
+    pipe, out = run_case(case, gemma4_images.make)
+    feature = out.items[0].feature.array
+    one = family.mm_hf_image_outputs(out.items)["pixel_values"]
+    assert np.shares_memory(one, feature) and not one.flags.writeable
+    assert one.shape == (1, *feature.shape) and np.array_equal(one[0], feature)
+    kwargs = pipe.model_kwargs(out)["pixel_values"]
+    assert not np.shares_memory(kwargs, feature) and np.array_equal(kwargs, one)
+    two = family.mm_hf_image_outputs([out.items[0], out.items[0]])["pixel_values"]
+    assert not np.shares_memory(two, feature) and np.array_equal(two, np.concatenate([one, one]))

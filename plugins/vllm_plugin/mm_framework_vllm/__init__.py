@@ -26,6 +26,7 @@ from typing import Any
 # vLLM without the plugin. Others keep transformers unchanged.
 SERVED = (
     "Gemma3ForConditionalGeneration",
+    "Gemma4ForConditionalGeneration",
     "Glm4vForConditionalGeneration",
     "LlavaOnevisionForConditionalGeneration",
     "Mistral3ForConditionalGeneration",

@@ -1,6 +1,6 @@
 """vLLM with the plugin equals vLLM without it, call by call.
 
-For each served architecture, in both ``mm_device_do_normalize`` modes (Gemma 3,
+For each served architecture, in both ``mm_device_do_normalize`` modes (Gemma 3, Gemma 4,
 PaddleOCR-VL and LLaVA-OneVision: the one they have), vLLM's own multimodal processor
 (``MULTIMODAL_REGISTRY.create_processor(...).apply(...)``) runs on held-out images (sizes
 from 17 pixels to 1280x960, modes L, RGBA, P, CMYK, an array) and ``mm_processor_kwargs``
@@ -135,6 +135,8 @@ OTHERS = {
                                             "PaddleOCRVLImageProcessor"),
     "LlavaOnevisionForConditionalGeneration": (vllm_models.llava_onevision_model_dir,
                                                vllm_models.LLAVA_ONEVISION_IMAGE, "LlavaOnevisionImageProcessor"),
+    "Gemma4ForConditionalGeneration": (vllm_models.gemma4_model_dir, vllm_models.GEMMA4_IMAGE,
+                                       "Gemma4ImageProcessor"),
 }
 
 
@@ -220,6 +222,19 @@ def test_paddleocr_vl_pixel_bounds(other_processors, original_call, monkeypatch)
         vllm_models.assert_same_input(got, want)
         grid = got["mm_kwargs"]["image"][0]["image_grid_thw"].data
         assert int(grid.prod()) * 14 * 14 <= 300_000
+
+
+def test_gemma4_max_soft_tokens(other_processors, original_call, monkeypatch):
+    """A request's max_soft_tokens (a per-call option of Gemma 4's image processor) is served."""
+    arch = "Gemma4ForConditionalGeneration"
+    run = lambda: _apply(other_processors[arch], [IMAGES["photo"], IMAGES["gray"]],  # noqa: E731
+                         {"max_soft_tokens": 140}, placeholder=OTHERS[arch][1])
+    want = _reference(monkeypatch, original_call, run)
+    hf.reset_stats()
+    got = run()
+    assert hf.stats() == {"served": {"Gemma4ImageProcessor": 1}, "fallbacks": {}}
+    vllm_models.assert_same_input(got, want)
+    assert got["mm_kwargs"]["image"][0]["pixel_values"].data.shape[0] == 140 * 9
 
 
 def test_gemma3_pan_and_scan_request_falls_back(other_processors, original_call, monkeypatch):

