@@ -265,11 +265,21 @@ CLIP = (np.random.default_rng(8).integers(0, 256, (8, 120, 160, 3), dtype=np.uin
 def test_image_and_video_request(arch, device_normalize, model_root, original_call, monkeypatch):
     """A prompt with an image and a video: both are served (the image and the video processor's
     calls), and everything equals vLLM without the plugin."""
+    video = {"Qwen2_5_VLForConditionalGeneration": "Qwen2VLVideoProcessor",
+             "Qwen3VLForConditionalGeneration": "Qwen3VLVideoProcessor"}[arch]
+    got = _image_and_video(_processor(model_root[arch], device_normalize, limit_mm_per_prompt={"image": 1, "video": 1}),
+                           f"A {QWEN_IMAGE} B <|vision_start|><|video_pad|><|vision_end|>",
+                           {"Qwen2VLImageProcessor": 1, video: 1}, original_call, monkeypatch)
+    assert len(got["mm_kwargs"]["video"]) == 1
+
+
+def _image_and_video(processor, text, served, original_call, monkeypatch):
+    """vLLM's ``apply`` of ``text`` with a photo and :data:`CLIP`: the calls ``served`` (and no
+    fallback), and everything equal to vLLM without the plugin. The plugin's output."""
     from vllm.multimodal.processing.context import TimingContext
     from vllm.multimodal.processing.inputs import ProcessorInputs
 
-    processor = _processor(model_root[arch], device_normalize, limit_mm_per_prompt={"image": 1, "video": 1})
-    prompt = processor.info.get_tokenizer().encode(f"A {QWEN_IMAGE} B <|vision_start|><|video_pad|><|vision_end|>")
+    prompt = processor.info.get_tokenizer().encode(text)
 
     def run():
         items = processor.info.parse_mm_data({"image": [IMAGES["photo"]], "video": [CLIP]})
@@ -278,11 +288,9 @@ def test_image_and_video_request(arch, device_normalize, model_root, original_ca
     want = _reference(monkeypatch, original_call, run)
     hf.reset_stats()
     got = run()
-    video = {"Qwen2_5_VLForConditionalGeneration": "Qwen2VLVideoProcessor",
-             "Qwen3VLForConditionalGeneration": "Qwen3VLVideoProcessor"}[arch]
-    assert hf.stats() == {"served": {"Qwen2VLImageProcessor": 1, video: 1}, "fallbacks": {}}
+    assert hf.stats() == {"served": served, "fallbacks": {}}
     vllm_models.assert_same_input(got, want)
-    assert len(got["mm_kwargs"]["video"]) == 1
+    return got
 
 
 @pytest.mark.parametrize("device_normalize", [True, False], ids=["device_normalize", "cpu_normalize"])
@@ -290,22 +298,9 @@ def test_glm4v_image_and_video_request(device_normalize, glm4v_dir, original_cal
     """GLM-4.1V with an image and a video: vLLM calls the processor once per video (its frames
     sampled already, do_sample_frames off) and once for the text and images; both processors'
     calls are served and everything equals vLLM without the plugin."""
-    from vllm.multimodal.processing.context import TimingContext
-    from vllm.multimodal.processing.inputs import ProcessorInputs
-
-    processor = _processor(glm4v_dir, device_normalize, limit_mm_per_prompt={"image": 1, "video": 1})
-    video = "<|begin_of_video|><|video|><|end_of_video|>"
-    prompt = processor.info.get_tokenizer().encode(f"A {vllm_models.GLM4V_IMAGE} B {video}")
-
-    def run():
-        items = processor.info.parse_mm_data({"image": [IMAGES["photo"]], "video": [CLIP]})
-        return processor.apply(ProcessorInputs(prompt, items, hf_processor_mm_kwargs={}), TimingContext(enabled=False))
-
-    want = _reference(monkeypatch, original_call, run)
-    hf.reset_stats()
-    got = run()
-    assert hf.stats() == {"served": {"Glm4vImageProcessor": 1, "Glm4vVideoProcessor": 1}, "fallbacks": {}}
-    vllm_models.assert_same_input(got, want)
+    got = _image_and_video(_processor(glm4v_dir, device_normalize, limit_mm_per_prompt={"image": 1, "video": 1}),
+                           f"A {vllm_models.GLM4V_IMAGE} B <|begin_of_video|><|video|><|end_of_video|>",
+                           {"Glm4vImageProcessor": 1, "Glm4vVideoProcessor": 1}, original_call, monkeypatch)
     pixels = got["mm_kwargs"]["video"][0]["pixel_values_videos"].data
     assert pixels.dtype == (torch.uint8 if device_normalize else torch.float32)
 
