@@ -3,7 +3,7 @@ reference for M-RoPE positions of items of one type with nothing between them.""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 import numpy as np
@@ -56,22 +56,30 @@ def drop_separators(input_ids: np.ndarray, positions: np.ndarray, separator: int
     return np.asarray(input_ids)[keep].tolist(), np.asarray(positions)[:, keep] - np.cumsum(sep)[keep]
 
 
-def assert_adjacent_images_parted(
-    pipe: Any, images: Sequence[Any], separator: int, rope: Callable[[Output], tuple[np.ndarray, int]]
-) -> None:
+def assert_adjacent_images_parted(pipe: Any, images: Sequence[Any], separator: int, get_rope_index: Any) -> None:
     """An image-only M-RoPE family's default prompt (one placeholder per image, nothing between
-    them) against the reference ``rope`` (the model's ``get_rope_index`` of an output's ids:
-    ``[3, L]`` positions and the delta): ``rope`` fails on it, as ``get_rope_index`` does on
-    adjacent runs of one type, and the pipeline's positions equal ``rope`` of the same images
-    with ``separator`` parting them, the separators dropped (:func:`drop_separators`)."""
+    them) against the model's ``get_rope_index`` (transformers' function, called with
+    ``input_ids``, ``mm_token_type_ids`` and ``image_grid_thw`` as torch tensors; torch must
+    import): it fails there, as on any adjacent runs of one type, and the pipeline's positions
+    equal its positions of the same images with ``separator`` parting them, the separators
+    dropped (:func:`drop_separators`)."""
+    import torch
+
     out = pipe.process(MmInput(images=list(images)))
     pad = int(out.input_ids[out.offsets[0][0]])
+
+    def rope(o: Output) -> tuple[np.ndarray, int]:
+        ids = torch.tensor(np.asarray(o.input_ids))[None]
+        grids = torch.from_numpy(pipe.model_kwargs(o)["image_grid_thw"])
+        pos, delta = get_rope_index(input_ids=ids, mm_token_type_ids=(ids == pad).int(), image_grid_thw=grids)
+        return pos[:, 0].numpy(), int(delta.reshape(-1)[0])
+
     try:
         rope(out)
     except Exception:  # the reference's own failure (a torch shape error)
         pass
     else:
-        raise AssertionError("the reference gave positions for adjacent images; they are not parted")
+        raise AssertionError("get_rope_index gave positions for adjacent images; they are not parted")
     parted = pipe.process(MmInput(images=list(images), input_ids=part_adjacent([pad] * len(images), [pad], separator)))
     pos, delta = rope(parted)
     np.testing.assert_array_equal(out.positions.positions, drop_separators(parted.input_ids, pos, separator)[1])

@@ -73,15 +73,5 @@ def test_adjacent_images_are_parted_where_get_rope_index_fails():
     reads the images' pads as one run, has a grid too few and fails; ``mmp.mrope.image_only``
     places each image by its own span, which is ``get_rope_index`` of the prompt with a text
     id parting them, that id dropped (docs/families/qwen_vl_video.md §7)."""
-    pad = PRESET["image_token_id"]
-    pipe = mmf.pipeline_from_spec(PRESET)
-
-    def live(out):
-        expanded = torch.tensor(np.asarray(out.input_ids))[None]
-        grids = torch.from_numpy(pipe.model_kwargs(out)["image_grid_thw"])
-        pos, delta = ref.rope_fn(PRESET["merge_size"])(input_ids=expanded, mm_token_type_ids=(expanded == pad).int(),
-                                                       image_grid_thw=grids)
-        return pos[:, 0].numpy(), int(delta.reshape(-1)[0])
-
     datas = [images.make(n) for n in ("odd_333x501.png", "tiny_10x10.png", "thin_wide_3000x20.png")]
-    assert_adjacent_images_parted(pipe, datas, 9, live)
+    assert_adjacent_images_parted(mmf.pipeline_from_spec(PRESET), datas, 9, ref.rope_fn(PRESET["merge_size"]))
