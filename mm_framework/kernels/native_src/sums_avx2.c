@@ -38,26 +38,6 @@ static inline AVX2 __m256i weight_pair(const int32_t *w, int32_t j, int32_t coun
     return _mm256_set1_epi32((int32_t)(w0 | w1 << 16));
 }
 
-/* 16 lanes from `first` (tap 0; taps `step` apart) of all `count` wide taps, each widened. */
-static inline AVX2 void wide16(const uint8_t *first, ptrdiff_t step, const int32_t *w, int32_t count,
-                               __m256i *lo, __m256i *hi) {
-    for (int32_t j = 0; j < count; j++) {
-        const uint8_t *p = first + j * step;
-        const __m256i wj = _mm256_set1_epi32(w[j]);
-        *lo = _mm256_add_epi32(*lo, _mm256_mullo_epi32(wj, widen8(p)));
-        *hi = _mm256_add_epi32(*hi, _mm256_mullo_epi32(wj, widen8(p + 8)));
-    }
-}
-
-/* 16 lanes from `first` (tap 0; taps `step` apart) of all `count` narrow taps, paired. */
-static inline AVX2 void narrow16(const uint8_t *first, ptrdiff_t step, const int32_t *w, int32_t count,
-                                 __m256i *lo, __m256i *hi) {
-    for (int32_t j = 0; j < count; j += 2) {
-        const uint8_t *p0 = first + j * step, *p1 = j + 1 < count ? p0 + step : p0;
-        pair16(p0, p1, weight_pair(w, j, count), lo, hi);
-    }
-}
-
 AVX2 void mmf_weighted_sums_avx2(const mmf_sums_job *job) {
     const int32_t bias = (int32_t)1 << (job->precision - 1);
     const __m256i vbias = _mm256_set1_epi32(bias);
@@ -72,20 +52,31 @@ AVX2 void mmf_weighted_sums_avx2(const mmf_sums_job *job) {
         for (; i + 32 <= job->lanes; i += 32) {
             __m256i a0 = vbias, a1 = vbias, a2 = vbias, a3 = vbias;
             if (job->narrow) {
-                narrow16(first + i, step, w, count, &a0, &a1);
-                narrow16(first + i + 16, step, w, count, &a2, &a3);
+                for (int32_t j = 0; j < count; j += 2) {
+                    const uint8_t *p0 = first + j * step + i, *p1 = j + 1 < count ? p0 + step : p0;
+                    const __m256i wp = weight_pair(w, j, count);
+                    pair16(p0, p1, wp, &a0, &a1);
+                    pair16(p0 + 16, p1 + 16, wp, &a2, &a3);
+                }
             } else {
-                wide16(first + i, step, w, count, &a0, &a1);
-                wide16(first + i + 16, step, w, count, &a2, &a3);
+                for (int32_t j = 0; j < count; j++) {
+                    const uint8_t *p = first + j * step + i;
+                    const __m256i wj = _mm256_set1_epi32(w[j]);
+                    a0 = _mm256_add_epi32(a0, _mm256_mullo_epi32(wj, widen8(p)));
+                    a1 = _mm256_add_epi32(a1, _mm256_mullo_epi32(wj, widen8(p + 8)));
+                    a2 = _mm256_add_epi32(a2, _mm256_mullo_epi32(wj, widen8(p + 16)));
+                    a3 = _mm256_add_epi32(a3, _mm256_mullo_epi32(wj, widen8(p + 24)));
+                }
             }
             _mm256_storeu_si256((__m256i *)(out + i), packed_bytes(a0, a1, a2, a3, shift));
         }
-        if (i + 16 <= job->lanes) { /* the horizontal pass's 48 lanes end here */
+        if (i + 16 <= job->lanes) {
             __m256i a0 = vbias, a1 = vbias;
-            if (job->narrow) {
-                narrow16(first + i, step, w, count, &a0, &a1);
-            } else {
-                wide16(first + i, step, w, count, &a0, &a1);
+            for (int32_t j = 0; j < count; j++) {
+                const uint8_t *p = first + j * step + i;
+                const __m256i wj = _mm256_set1_epi32(w[j]);
+                a0 = _mm256_add_epi32(a0, _mm256_mullo_epi32(wj, widen8(p)));
+                a1 = _mm256_add_epi32(a1, _mm256_mullo_epi32(wj, widen8(p + 8)));
             }
             _mm_storeu_si128((__m128i *)(out + i), _mm256_castsi256_si128(packed_bytes(a0, a1, a0, a1, shift)));
             i += 16;
