@@ -15,7 +15,6 @@ afterwards changes nothing.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import attrs
@@ -38,12 +37,12 @@ class DecodedSource(LazyHash):
     first use of ``hash`` (a pipeline built with ``hashes=False`` never asks)."""
 
     image: Image.Image | np.ndarray = attrs.field(repr=False)
-    digest: Callable[[], int] = attrs.field(repr=False)
+    hashed: tuple[Any, ...] = attrs.field(repr=False)  # what the hash covers, in order (module docstring)
     width: int
     height: int
 
     def _digest(self) -> int:
-        return self.digest()
+        return keyed_digest(HASH_CONTEXT, *self.hashed)
 
     def size(self, options: DecodeOptions) -> tuple[int, int]:
         """``(width, height)`` after the family's conversion (EXIF may turn it)."""
@@ -61,10 +60,6 @@ class DecodedSource(LazyHash):
 def decoded_size_of_pil(im: Image.Image) -> tuple[int, int]:
     w, h = im.size
     return (h, w) if im.getexif().get(0x0112) in QUARTER_TURNS else (w, h)
-
-
-def _hash(mode: str, size: tuple[int, int], extra: bytes, pixels: Any) -> Callable[[], int]:
-    return lambda: keyed_digest(HASH_CONTEXT, f"{mode}\0{size[0]}x{size[1]}\0".encode(), extra, pixels)
 
 
 def _from_array(arr: np.ndarray) -> tuple[np.ndarray, str]:
@@ -106,4 +101,5 @@ def take_decoded(src: Image.Image | np.ndarray, max_pixels: int, budget: ByteBud
             nbytes = len(pixels)
     if not budget.claim(nbytes):
         raise LimitExceededError(f"decoded image of {nbytes} bytes exceeds the request media byte budget")
-    return DecodedSource(image=image, digest=_hash(mode, (w, h), extra, pixels), width=w, height=h)
+    head = f"{mode}\0{w}x{h}\0".encode()
+    return DecodedSource(image=image, hashed=(head, extra, pixels), width=w, height=h)
