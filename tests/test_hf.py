@@ -78,3 +78,16 @@ def test_process_items_is_process_without_the_prompt():
     want = stamped.process(video).items
     (got,) = glm.process_items(video)
     assert got.feature.array.tobytes() == want[0].feature.array.tobytes() and got.geometry == want[0].geometry
+
+
+def test_a_video_family_refusing_the_probe_clip_is_not_served():
+    # GLM with a 5-frame temporal patch refuses the 4-frame clip the adapter asks the family
+    # with: an UnsupportedError naming the family and the cause, not the MediaError itself.
+    from mm_framework.hf.video_processor import AcceleratedVideoProcessor
+
+    if "glm4v" not in {f["name"] for f in mmf.list_families()}:
+        pytest.skip("the glm4v family is not installed")
+    spec = {**mmf.preset("glm4_1v_9b_thinking"), "temporal_patch_size": 5, "video_sample_frames": False}
+    with pytest.raises(mmf.UnsupportedError, match=r"family 'glm4v' refuses a 4-frame probe clip \(MediaError: "
+                                                   r"item 0: video: t:4 must be larger than temporal_factor:5\)"):
+        AcceleratedVideoProcessor(object(), spec)
