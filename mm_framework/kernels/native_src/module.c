@@ -182,7 +182,7 @@ static PyObject *patchify_qwen(PyObject *self, PyObject *args) {
              (u8 || mmf_check_disjoint(&b[2], "out", &b[1], "lut") == 0);
     }
     if (ok) {
-        uint8_t *planes = PyMem_RawMalloc((size_t)n_frames * 3 * ps * merge * frame.width);
+        uint8_t *planes = PyMem_RawMalloc((size_t)n_frames * 3 * ps * merge * frame.width + 15);
         if (!planes) {
             PyErr_NoMemory();
             ok = 0;

@@ -65,8 +65,8 @@ void mmf_resample_vertical(const mmf_plane *src, const mmf_plane *dst, const mmf
 /* Qwen-VL merged-block patchify of merge-window rows [lo, hi) (docs/kernels.md).
  * `frames` holds n_frames HWC frames (n_frames is 1 or tps) `frame_stride` bytes apart.
  * With `lut` the output is f32 table values; without it, the uint8 pixels themselves.
- * `planes`: n_frames * 3 * ps * merge * width bytes of scratch, the caller's own (one per
- * concurrent call). */
+ * `planes`: n_frames * 3 * ps * merge * width + 15 bytes of scratch, the caller's own (one
+ * per concurrent call). */
 typedef struct {
     const uint8_t *frames;
     ptrdiff_t frame_stride, row_stride;

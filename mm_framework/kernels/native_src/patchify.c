@@ -42,7 +42,17 @@ MMF_INLINE void copy_run(uint8_t *dst, const uint8_t *src, int n) {
     }
 }
 
-/* One ps x ps plane: rows of `src` `pitch` apart, as uint8 or through `lut`. */
+/* n bytes as 16-byte moves: reads and writes up to 15 bytes past n. */
+MMF_INLINE void copy_over(uint8_t *dst, const uint8_t *src, int n) {
+    for (int i = 0; i < n; i += 16) {
+        store16(dst + i, load16(src + i));
+    }
+}
+
+/* One ps x ps plane: rows of `src` `pitch` apart, as uint8 or through `lut`. A uint8 row
+ * but the last is copied in 16-byte moves whose excess the next row overwrites (it is
+ * shorter than a row for ps >= 8); the last row is exact, so nothing past the plane is
+ * written. Reads reach up to 15 bytes past a row, within `planes` (15 bytes of slack). */
 MMF_INLINE void qwen_plane(const uint8_t *src, size_t pitch, int ps, const float *lut, void *out) {
     for (int py = 0; py < ps; py++, src += pitch) {
         if (lut) {
@@ -50,6 +60,8 @@ MMF_INLINE void qwen_plane(const uint8_t *src, size_t pitch, int ps, const float
             for (int k = 0; k < ps; k++) {
                 o[k] = lut[src[k]];
             }
+        } else if (ps >= 8 && py + 1 < ps) {
+            copy_over((uint8_t *)out + (size_t)py * ps, src, ps);
         } else if (ps >= 8) {
             copy_run((uint8_t *)out + (size_t)py * ps, src, ps);
         } else {
