@@ -282,6 +282,24 @@ def patchify_bf16(rgb: np.ndarray, lut: np.ndarray, pad: np.ndarray, ps: int) ->
     return out
 
 
+def rgb_from_arrow(im: object) -> np.ndarray | None:
+    """HWC uint8 pixels of a loaded ``RGB`` Pillow image, packed from the 4-byte pixels its
+    Arrow export shares without a copy; None when Pillow exports no single block (an
+    image spread over several blocks) or something other than Pillow 13's layout."""
+    try:
+        schema, array = im.__arrow_c_array__()
+    except (AttributeError, ValueError):
+        return None
+    w, h = im.size
+    out = np.empty((h, w, 3), np.uint8)
+    lib = _lib()
+    try:
+        lib.rgbx_to_rgb(schema, array, out)
+    except lib.KernelError:
+        return None
+    return out
+
+
 def lut_chw_u16(rgb: np.ndarray, lut: np.ndarray, out: np.ndarray, lo: int, hi: int) -> None:
     """Rows ``[lo, hi)`` of HWC uint8 ``rgb`` through the uint16 ``[3, 256]`` ``lut`` into the
     uint16 ``[3, h, w]`` ``out`` (rows of ``rgb`` may lie any stride apart: a tile of a canvas)."""

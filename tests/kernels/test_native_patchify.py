@@ -23,8 +23,8 @@ pytestmark = pytest.mark.skipif(not native.built(), reason=f"native kernels not 
 
 CLIP_MEAN, CLIP_STD = (0.48145466, 0.4578275, 0.40821073), (0.26862954, 0.26130258, 0.27577711)
 NORMS = [channel_norm_fused(CLIP_MEAN, CLIP_STD), channel_norm_pil((0.5, 0.5, 0.5), (0.5, 0.5, 0.5))]
-GEOMETRIES = [(14, 2, 2), (16, 2, 2), (14, 1, 1), (7, 3, 3), (2, 2, 1), (1, 1, 2), (10, 2, 2), (20, 1, 2), (9, 2, 2), (15, 1, 2),
-              (8, 1, 1)]
+GEOMETRIES = [(14, 2, 2), (16, 2, 2), (14, 1, 1), (7, 3, 3), (2, 2, 1), (1, 1, 2), (10, 2, 2), (20, 1, 2), (9, 2, 2),
+              (15, 1, 2), (8, 1, 1)]
 
 
 def _bits(a: np.ndarray) -> np.ndarray:

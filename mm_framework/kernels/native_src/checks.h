@@ -42,4 +42,8 @@ int mmf_check_band(Py_ssize_t lo, Py_ssize_t hi, Py_ssize_t n, const char *unit)
 /* The output's bytes overlap none of the inputs' bytes. */
 int mmf_check_disjoint(const mmf_buf *out, const char *out_name, const mmf_buf *in, const char *in_name);
 
+/* The first byte of `n` 4-byte pixels that an Arrow C array exports (arrow.c): Pillow's
+ * fixed_size_list<uint8>[4] of an RGB image, checked field by field; NULL if not. */
+const uint8_t *mmf_check_rgbx(PyObject *schema_capsule, PyObject *array_capsule, int64_t n);
+
 #endif

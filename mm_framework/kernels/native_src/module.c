@@ -272,6 +272,32 @@ static PyObject *lut_chw_u16(PyObject *self, PyObject *args) {
     return ok ? Py_NewRef(Py_None) : NULL;
 }
 
+/* rgbx_to_rgb(schema_capsule, array_capsule, out): out is a C-contiguous uint8 [h, w, 3]. */
+static PyObject *rgbx_to_rgb(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *schema, *array, *out_obj;
+    if (!PyArg_ParseTuple(args, "OOO", &schema, &array, &out_obj)) {
+        return NULL;
+    }
+    mmf_buf out = {.held = 0};
+    const Py_ssize_t shape[3] = {-1, -1, 3};
+    int ok = mmf_take(out_obj, &out, "out", 'B', 1) == 0 && mmf_check_dense(&out, "out", 3, shape) == 0;
+    const uint8_t *in = NULL;
+    const int64_t n = ok ? (int64_t)out.view.shape[0] * out.view.shape[1] : 0;
+    ok = ok && (in = mmf_check_rgbx(schema, array, n)) != NULL;
+    if (ok && (const uint8_t *)out.view.buf < in + n * 4 && in < (const uint8_t *)out.view.buf + out.view.len) {
+        PyErr_SetString(mmf_KernelError, "out: overlaps the image's pixels");
+        ok = 0;
+    }
+    if (ok) {
+        Py_BEGIN_ALLOW_THREADS
+        mmf_pack_rgb(in, out.view.buf, (size_t)n);
+        Py_END_ALLOW_THREADS
+    }
+    mmf_release(&out, 1);
+    return ok ? Py_NewRef(Py_None) : NULL;
+}
+
 static PyMethodDef methods[] = {
     {"simd_level", simd_level, METH_NOARGS, "SIMD level of the kernels in use: 'avx2' or 'baseline'."},
     {"pil_coeffs", pil_coeffs, METH_VARARGS, "(in_size, out_size, filter) -> (ksize, bounds, weights) bytes."},
@@ -280,6 +306,7 @@ static PyMethodDef methods[] = {
     {"patchify_qwen", patchify_qwen, METH_VARARGS, "(frames, lut, out, ps, merge, tps, lo, hi)"},
     {"patchify_bf16", patchify_bf16, METH_VARARGS, "(rgb, lut, pad, out, ps, lo, hi)"},
     {"lut_chw_u16", lut_chw_u16, METH_VARARGS, "(rgb, lut, out, lo, hi)"},
+    {"rgbx_to_rgb", rgbx_to_rgb, METH_VARARGS, "(schema_capsule, array_capsule, out)"},
     {NULL, NULL, 0, NULL},
 };
 

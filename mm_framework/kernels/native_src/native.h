@@ -99,4 +99,7 @@ typedef struct {
 } mmf_lut_chw_job;
 void mmf_lut_chw_u16(const mmf_lut_chw_job *job, int lo, int hi);
 
+/* n pixels of 4 bytes (R, G, B, pad) packed into 3 (docs/kernels.md, "RGB export"). */
+void mmf_pack_rgb(const uint8_t *in, uint8_t *out, size_t n);
+
 #endif
