@@ -40,16 +40,16 @@ void mmf_resample_vertical(const mmf_plane *src, const mmf_plane *dst, const mmf
 
 /* ---- horizontal pass: a block of rows is transposed so that it becomes a vertical pass ----
  *
- * A block is 16 RGB rows (lane group c = channel c) or 64 L rows (lane group g = rows
- * 16g..16g+15): 48 or 64 lanes. Its pixels are laid out source column by source column
- * (`cols`: lane 16*group + row), by 16 x 16 tile transposes; an output column is then a
- * weighted sum of whole lane vectors, like the vertical pass. Every 16 output columns
- * are transposed back and stored into the block's rows. */
+ * A block is 32 RGB rows (lane 32c + r: channel c of row r) or 64 L rows (lane r): 96 or
+ * 64 lanes. Its pixels are laid out source column by source column (`cols`), by 16 x 16
+ * tile transposes (RGB: rows r and r + 16 as the two halves of one 32-byte transpose); an
+ * output column is then a weighted sum of whole lane vectors, like the vertical pass.
+ * Every 16 output columns are transposed back and stored into the block's rows. */
 
-enum { TILE = 16 };
+enum { TILE = 16, RGB_ROWS = 32, L_ROWS = 64 };
 
 static inline int block_lanes(int channels) {
-    return channels == 1 ? 64 : 48;
+    return channels == 1 ? L_ROWS : 3 * RGB_ROWS;
 }
 
 /* The transposed block (`cols`, in_width x lanes) and its results (out_width x lanes). */
@@ -63,32 +63,11 @@ MMF_INLINE const uint8_t *block_row(const mmf_plane *p, int r0, int nrows, int r
     return p->data + (ptrdiff_t)(r0 + (r < nrows ? r : 0)) * p->stride;
 }
 
-MMF_INLINE void gather_columns(const mmf_plane *src, int r0, int nrows, uint8_t *cols, const int channels) {
-    const int lanes = block_lanes(channels), groups = lanes / TILE;
-    const int full = src->width / TILE * TILE;
-    mmf_u8x16 t[3][TILE];
-    for (int x0 = 0; x0 < full; x0 += TILE) {
-        for (int g = 0; g < groups; g++) {
-            if (channels == 3 && g > 0) {
-                continue; /* all three channel groups come from one pass over the rows */
-            }
-            for (int r = 0; r < TILE; r++) {
-                if (channels == 3) {
-                    deinterleave3(block_row(src, r0, nrows, r) + x0 * 3, &t[0][r], &t[1][r], &t[2][r]);
-                } else {
-                    t[0][r] = load16(block_row(src, r0, nrows, g * TILE + r) + x0);
-                }
-            }
-            for (int k = 0; k < (channels == 3 ? 3 : 1); k++) {
-                transpose16(t[k]);
-                for (int x = 0; x < TILE; x++) {
-                    store16(cols + (size_t)(x0 + x) * lanes + (channels == 3 ? k : g) * TILE, t[k][x]);
-                }
-            }
-        }
-    }
-    for (int lane = 0; lane < lanes; lane++) { /* the columns past the last whole tile */
-        const int r = channels == 3 ? lane % TILE : lane, c = channels == 3 ? lane / TILE : 0;
+/* The columns past the last whole tile, one byte at a time. */
+MMF_INLINE void gather_tail(const mmf_plane *src, int r0, int nrows, uint8_t *cols, const int channels) {
+    const int lanes = block_lanes(channels), full = src->width / TILE * TILE, rows = channels == 3 ? RGB_ROWS : L_ROWS;
+    for (int lane = 0; lane < lanes; lane++) {
+        const int r = lane % rows, c = lane / rows;
         const uint8_t *in = block_row(src, r0, nrows, r);
         for (int x = full; x < src->width; x++) {
             cols[(size_t)x * lanes + lane] = in[x * channels + c];
@@ -96,33 +75,52 @@ MMF_INLINE void gather_columns(const mmf_plane *src, int r0, int nrows, uint8_t 
     }
 }
 
-/* Stores output columns [xx0, xx0 + n) of the block from `px` (n x lanes bytes). */
-MMF_INLINE void scatter_columns(const mmf_plane *dst, int r0, int nrows, int xx0, int n, const uint8_t *px,
-                                const int channels) {
-    const int lanes = block_lanes(channels), groups = lanes / TILE;
-    if (n == TILE) {
-        mmf_u8x16 t[3][TILE];
-        for (int g = 0; g < groups; g++) {
-            mmf_u8x16 *tg = t[channels == 3 ? g : 0];
-            for (int k = 0; k < TILE; k++) {
-                tg[k] = load16(px + k * lanes + g * TILE);
-            }
-            transpose16(tg);
-            if (channels == 1) {
-                for (int r = 0; r < TILE && g * TILE + r < nrows; r++) {
-                    store16(dst->data + (ptrdiff_t)(r0 + g * TILE + r) * dst->stride + xx0, tg[r]);
-                }
+MMF_INLINE void gather_rgb(const mmf_plane *src, int r0, int nrows, uint8_t *cols) {
+    const int lanes = block_lanes(3), full = src->width / TILE * TILE;
+    mmf_u8x32 t[3][TILE];
+    for (int x0 = 0; x0 < full; x0 += TILE) {
+        for (int r = 0; r < TILE; r++) {
+            mmf_u8x16 a[3], b[3];
+            deinterleave3(block_row(src, r0, nrows, r) + x0 * 3, &a[0], &a[1], &a[2]);
+            deinterleave3(block_row(src, r0, nrows, r + TILE) + x0 * 3, &b[0], &b[1], &b[2]);
+            for (int c = 0; c < 3; c++) {
+                t[c][r] = join16(a[c], b[c]);
             }
         }
-        if (channels == 3) {
-            for (int r = 0; r < nrows; r++) {
-                interleave3(dst->data + (ptrdiff_t)(r0 + r) * dst->stride + xx0 * 3, t[0][r], t[1][r], t[2][r]);
+        for (int c = 0; c < 3; c++) {
+            transpose16x2(t[c]);
+            for (int x = 0; x < TILE; x++) {
+                store32(cols + (size_t)(x0 + x) * lanes + c * RGB_ROWS, t[c][x]);
             }
         }
-        return;
     }
+    gather_tail(src, r0, nrows, cols, 3);
+}
+
+MMF_INLINE void gather_l(const mmf_plane *src, int r0, int nrows, uint8_t *cols) {
+    const int lanes = block_lanes(1), full = src->width / TILE * TILE;
+    mmf_u8x16 t[TILE];
+    for (int x0 = 0; x0 < full; x0 += TILE) {
+        for (int g = 0; g < L_ROWS / TILE; g++) {
+            for (int r = 0; r < TILE; r++) {
+                t[r] = load16(block_row(src, r0, nrows, g * TILE + r) + x0);
+            }
+            transpose16(t);
+            for (int x = 0; x < TILE; x++) {
+                store16(cols + (size_t)(x0 + x) * lanes + g * TILE, t[x]);
+            }
+        }
+    }
+    gather_tail(src, r0, nrows, cols, 1);
+}
+
+/* Stores output columns [xx0, xx0 + n) of the block from `px` (n x lanes bytes), one byte
+ * at a time: the last, partial group of columns. */
+MMF_INLINE void scatter_tail(const mmf_plane *dst, int r0, int nrows, int xx0, int n, const uint8_t *px,
+                             const int channels) {
+    const int lanes = block_lanes(channels), rows = channels == 3 ? RGB_ROWS : L_ROWS;
     for (int lane = 0; lane < lanes; lane++) {
-        const int r = channels == 3 ? lane % TILE : lane, c = channels == 3 ? lane / TILE : 0;
+        const int r = lane % rows, c = lane / rows;
         if (r < nrows) {
             uint8_t *out = dst->data + (ptrdiff_t)(r0 + r) * dst->stride;
             for (int k = 0; k < n; k++) {
@@ -132,11 +130,50 @@ MMF_INLINE void scatter_columns(const mmf_plane *dst, int r0, int nrows, int xx0
     }
 }
 
+/* 16 output columns [xx0, xx0 + 16) of an RGB block. */
+MMF_INLINE void scatter_rgb(const mmf_plane *dst, int r0, int nrows, int xx0, const uint8_t *px) {
+    const int lanes = block_lanes(3);
+    mmf_u8x32 t[3][TILE];
+    for (int c = 0; c < 3; c++) {
+        for (int k = 0; k < TILE; k++) {
+            t[c][k] = load32(px + k * lanes + c * RGB_ROWS);
+        }
+        transpose16x2(t[c]);
+    }
+    for (int r = 0; r < TILE && r < nrows; r++) {
+        interleave3(dst->data + (ptrdiff_t)(r0 + r) * dst->stride + xx0 * 3, low16(t[0][r]), low16(t[1][r]),
+                    low16(t[2][r]));
+    }
+    for (int r = 0; r < TILE && r + TILE < nrows; r++) {
+        interleave3(dst->data + (ptrdiff_t)(r0 + TILE + r) * dst->stride + xx0 * 3, high16(t[0][r]), high16(t[1][r]),
+                    high16(t[2][r]));
+    }
+}
+
+/* 16 output columns [xx0, xx0 + 16) of an L block. */
+MMF_INLINE void scatter_l(const mmf_plane *dst, int r0, int nrows, int xx0, const uint8_t *px) {
+    const int lanes = block_lanes(1);
+    mmf_u8x16 t[TILE];
+    for (int g = 0; g < L_ROWS / TILE; g++) {
+        for (int k = 0; k < TILE; k++) {
+            t[k] = load16(px + k * lanes + g * TILE);
+        }
+        transpose16(t);
+        for (int r = 0; r < TILE && g * TILE + r < nrows; r++) {
+            store16(dst->data + (ptrdiff_t)(r0 + g * TILE + r) * dst->stride + xx0, t[r]);
+        }
+    }
+}
+
 MMF_INLINE void horizontal_block(const mmf_plane *src, const mmf_plane *dst, const mmf_table *t, int r0,
                                  int nrows, uint8_t *cols, const int channels) {
     const int lanes = block_lanes(channels);
     uint8_t *px = cols + (size_t)src->width * lanes;
-    gather_columns(src, r0, nrows, cols, channels);
+    if (channels == 3) {
+        gather_rgb(src, r0, nrows, cols);
+    } else {
+        gather_l(src, r0, nrows, cols);
+    }
     const mmf_sums_job job = {
         .out = px,
         .out_step = (size_t)lanes,
@@ -152,22 +189,28 @@ MMF_INLINE void horizontal_block(const mmf_plane *src, const mmf_plane *dst, con
     };
     sums_impl(&job);
     for (int xx0 = 0; xx0 < dst->width; xx0 += TILE) {
-        const int n = dst->width - xx0 < TILE ? dst->width - xx0 : TILE;
-        scatter_columns(dst, r0, nrows, xx0, n, px + (size_t)xx0 * lanes, channels);
+        const uint8_t *at = px + (size_t)xx0 * lanes;
+        if (dst->width - xx0 < TILE) {
+            scatter_tail(dst, r0, nrows, xx0, dst->width - xx0, at, channels);
+        } else if (channels == 3) {
+            scatter_rgb(dst, r0, nrows, xx0, at);
+        } else {
+            scatter_l(dst, r0, nrows, xx0, at);
+        }
     }
 }
 
 MMF_HOT static void horizontal_rgb(const mmf_plane *src, const mmf_plane *dst, const mmf_table *t, int lo, int hi,
                                    uint8_t *cols) {
-    for (int r = lo; r < hi; r += TILE) {
-        horizontal_block(src, dst, t, r, hi - r < TILE ? hi - r : TILE, cols, 3);
+    for (int r = lo; r < hi; r += RGB_ROWS) {
+        horizontal_block(src, dst, t, r, hi - r < RGB_ROWS ? hi - r : RGB_ROWS, cols, 3);
     }
 }
 
 MMF_HOT static void horizontal_l(const mmf_plane *src, const mmf_plane *dst, const mmf_table *t, int lo, int hi,
                                  uint8_t *cols) {
-    for (int r = lo; r < hi; r += 4 * TILE) {
-        horizontal_block(src, dst, t, r, hi - r < 4 * TILE ? hi - r : 4 * TILE, cols, 1);
+    for (int r = lo; r < hi; r += L_ROWS) {
+        horizontal_block(src, dst, t, r, hi - r < L_ROWS ? hi - r : L_ROWS, cols, 1);
     }
 }
 
