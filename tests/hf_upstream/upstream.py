@@ -43,6 +43,7 @@ import os
 import pathlib
 import sys
 import types
+import unittest
 from typing import Any
 
 # The upstream files, as fetch_list names them (model folder -> test module).
@@ -101,19 +102,48 @@ def load(root: pathlib.Path) -> dict[str, types.ModuleType]:
     deps = root / "_deps"
     if deps.is_dir() and str(deps) not in sys.path:
         sys.path.insert(0, str(deps))
-    if PACKAGE not in sys.modules:
-        spec = importlib.util.spec_from_file_location(PACKAGE, root / "tests" / "__init__.py",
-                                                      submodule_search_locations=[str(root / "tests")])
-        package = importlib.util.module_from_spec(spec)
-        sys.modules[PACKAGE] = package
-        spec.loader.exec_module(package)
-    common = importlib.import_module(f"{PACKAGE}.test_image_processing_common")
-    _patch_mixin(common.ImageProcessingTestMixin)
+    load_common(PACKAGE, root / "tests")
     modules = {}
     for model in MODELS:
         if (root / "tests" / "models" / model / f"test_image_processing_{model}.py").is_file():
             modules[model] = importlib.import_module(f"{PACKAGE}.models.{model}.test_image_processing_{model}")
     return modules
+
+
+def load_common(package: str, tests: pathlib.Path, name: str = "test_image_processing_common") -> types.ModuleType:
+    """transformers' ``tests/<name>.py`` under ``tests`` (a directory with an ``__init__.py``),
+    imported as ``<package>.<name>`` with the image mixin patched. The mixin imports the Hub
+    helper ``fetch_hub_objects_for_ci`` from ``tests/../utils``; without that file (the sdist
+    has none) it is one that refuses: only the tests loading Hub images use it, and they do not
+    apply (``NOT_APPLICABLE``)."""
+    if not (tests.parent / "utils" / "fetch_hub_objects_for_ci.py").is_file():
+        sys.modules.setdefault("fetch_hub_objects_for_ci", _offline_hub())
+    if package not in sys.modules:
+        spec = importlib.util.spec_from_file_location(package, tests / "__init__.py",
+                                                      submodule_search_locations=[str(tests)])
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[package] = module
+        spec.loader.exec_module(module)
+    _patch_mixin(importlib.import_module(f"{package}.test_image_processing_common").ImageProcessingTestMixin)
+    return importlib.import_module(f"{package}.{name}")
+
+
+def _offline_hub() -> types.ModuleType:
+    def url_to_local_path(url: str) -> str:
+        raise RuntimeError(f"{url}: the Hub is not reachable from these tests (no fetch_hub_objects_for_ci here)")
+
+    module = types.ModuleType("fetch_hub_objects_for_ci")
+    module.url_to_local_path = url_to_local_path
+    return module
+
+
+def skip_not_applicable(test_class: type, reasons: dict[str, str]) -> type:
+    """``test_class`` with each test named in ``reasons`` skipped, saying why (none with ``MM_UPSTREAM_ALL=1``)."""
+    if skip_listed():
+        for test, reason in reasons.items():
+            if hasattr(test_class, test):
+                setattr(test_class, test, unittest.skip(f"does not apply: {reason}")(getattr(test_class, test)))
+    return test_class
 
 
 def skip_listed() -> bool:
@@ -148,14 +178,18 @@ def _patch_mixin(mixin: type) -> None:
 
 def _mapped_classes(test_class: type) -> dict[str, type]:
     """``{backend: class}`` transformers maps the test file's folder (the model type) to."""
+    return mapped_classes(pathlib.Path(sys.modules[test_class.__module__].__file__).resolve().parent.name)
+
+
+def mapped_classes(model_type: str) -> dict[str, type]:
+    """``{backend: class}`` of ``model_type``'s image processor in transformers' mapping."""
     from transformers.models.auto.image_processing_auto import (
         IMAGE_PROCESSOR_MAPPING_NAMES,
         get_image_processor_class_from_name,
     )
 
-    model = pathlib.Path(sys.modules[test_class.__module__].__file__).resolve().parent.name
     return {backend: get_image_processor_class_from_name(name)
-            for backend, name in IMAGE_PROCESSOR_MAPPING_NAMES[model].items()}
+            for backend, name in IMAGE_PROCESSOR_MAPPING_NAMES[model_type].items()}
 
 
 _CLASSES: dict[type, type] = {}
