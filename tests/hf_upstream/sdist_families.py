@@ -29,8 +29,10 @@ FLAT_NOT_APPLICABLE = dict.fromkeys(("test_call_pil", "test_call_numpy", "test_c
                                      "test_call_numpy_4_channels"), _FLAT)
 _BACKENDS = "transformers' PIL and torchvision classes differ by up to 0.33, over the test's atol 0.1, on these " \
             "random images: fails on transformers' own classes (the adapter clones each backend byte-exact)"
-_CHANNELS = "transformers' torchvision class infers no channel axis for a 4-channel HWC array (`ValueError: Unable " \
-            "to infer channel dimension format`): fails on transformers' own classes"
+
+
+def _channels(which: str) -> str:
+    return f"{which} a 4-channel HWC array (`ValueError`): fails on transformers' own classes"
 
 
 def _hw(image: Any) -> tuple[int, int]:
@@ -112,7 +114,7 @@ class Gemma4Tester(FamilyTester):
     model_type = "gemma4"
     params = {"patch_size": 16, "max_soft_tokens": 280, "pooling_kernel_size": 3}
     batch = 4
-    not_applicable = {"test_call_numpy_4_channels": _CHANNELS}
+    not_applicable = {"test_call_numpy_4_channels": _channels("the PIL class infers no channel axis for")}
 
     def expected_output_image_shape(self, images: list[Any]) -> tuple[int, ...]:
         return self.max_soft_tokens * self.pooling_kernel_size ** 2, self.patch_size ** 2 * self.num_channels
@@ -126,7 +128,8 @@ class DeepseekOcr2Tester(FamilyTester):
     params = {"size": {"height": 1024, "width": 1024}, "tile_size": 768, "crop_to_patches": True,
               "min_patches": 2, "max_patches": 6, "image_mean": [0.5] * 3, "image_std": [0.5] * 3}
     batch = 3
-    not_applicable = {"test_call_numpy_4_channels": _CHANNELS}
+    not_applicable = {"test_call_numpy_4_channels": _channels(
+        "the PIL class infers no channel axis for, and the torchvision class pads with a 3-value background_color,")}
 
     def expected_output_image_shape(self, images: list[Any]) -> tuple[int, ...]:
         assert all(max(_hw(im)) <= self.tile_size for im in images), "sized for the global view alone"
@@ -140,7 +143,7 @@ class PixtralTester(FamilyTester):
     model_type = "pixtral"
     params = {"size": {"longest_edge": 1024}, "patch_size": {"height": 16, "width": 16}, "do_pad": True,
               "image_mean": _CLIP_MEAN, "image_std": _CLIP_STD}
-    not_applicable = {"test_call_numpy_4_channels": _CHANNELS}
+    not_applicable = {"test_call_numpy_4_channels": _channels("the torchvision class infers no channel axis for")}
 
     def expected_output_image_shape(self, images: list[Any]) -> tuple[int, ...]:
         longest, f = self.size["longest_edge"], self.patch_size["height"]
