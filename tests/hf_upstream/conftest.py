@@ -2,7 +2,8 @@
 and prints them by model at the end (a test that passes only through fallbacks proves
 nothing about mm_framework's tensors). A family of test_sdist_image.py whose run passed one
 of the mixin's tests calling the processor on images (``SERVING``) must have had calls served
-on both backends, or the session fails."""
+on both backends (test_sdist_video.py: on the torchvision one, the only video backend), or
+the session fails."""
 
 from __future__ import annotations
 
@@ -15,7 +16,9 @@ from . import upstream
 # model, outcome, served by PIL-backend classes, served by torchvision-backend classes, fallbacks, not accelerated
 _rows: list[tuple[str, str, int, int, int, int]] = []
 # The mixin tests that call each backend's processor on 3-channel uint8 images, which the adapter serves.
-SERVING = ("test_call_pil", "test_call_numpy", "test_call_pytorch", "test_cast_dtype_device")
+SERVING = ("test_call_pil", "test_call_numpy", "test_call_pytorch", "test_cast_dtype_device", "test_nested_input")
+# The backends each sdist run must serve, by the prefix of its test classes.
+_BACKENDS = {"sdist_": ("PIL", "torchvision"), "sdistvideo_": ("torchvision",)}
 _serving_passed: set[str] = set()
 
 
@@ -68,13 +71,12 @@ def _unserved() -> list[str]:
     (none in a baseline run, ``MM_UPSTREAM_ADAPTER=0``)."""
     if not upstream.adapter_on():
         return []
-    served: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    served: dict[str, Counter[str]] = defaultdict(Counter)
     for model, _, pil, tv, *_ in _rows:
-        served[model][0] += pil
-        served[model][1] += tv
+        served[model].update({"PIL": pil, "torchvision": tv})
     return [f"{model}: {backend} backend served no call"
-            for model in sorted(m for m in _serving_passed if m.startswith("sdist_"))
-            for backend, n in zip(("PIL", "torchvision"), served[model]) if n == 0]
+            for model in sorted(_serving_passed) for prefix, backends in _BACKENDS.items() if model.startswith(prefix)
+            for backend in backends if served[model][backend] == 0]
 
 
 def pytest_sessionfinish(session):

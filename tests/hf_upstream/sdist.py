@@ -23,7 +23,7 @@ NAME = "transformers-5.24.0"
 SHA256 = "906cb8c3cb2123575e263962586a4d21a979ce97feeb95fe6aaf66fe6ae88bf3"
 FILES = ("test_image_processing_common.py", "test_video_processing_common.py")
 PACKAGE = "hf_sdist_tests"
-HOW = (f"transformers' test mixins come from its 5.24.0 sdist: `pip download --no-deps --no-binary :all: "
+HOW = (f"transformers' test mixins come from its 5.24.0 sdist: `pip download --no-deps --no-binary transformers "
        f"transformers==5.24.0 -d <dir>` and set {ENV}=<dir>/{NAME}.tar.gz (sha256 {SHA256}); the mixin also "
        f"imports `parameterized` (pip install parameterized==0.9.0)")
 

@@ -168,7 +168,7 @@ def _patch_mixin(mixin: type) -> None:
         classes = getattr(self.image_processor_tester, "image_processing_classes", None)
         if classes is None:
             classes = _mapped_classes(type(self))
-        return {backend: _accelerated(cls) for backend, cls in classes.items()} if adapter_on() else classes
+        return {backend: served_class(cls) for backend, cls in classes.items()}
 
     mixin.setUp = setUp
     mixin.image_processing_classes = property(image_processing_classes)
@@ -218,13 +218,18 @@ def _accelerated(cls: type) -> type:
     return _CLASSES[cls]
 
 
+def served_class(cls: type) -> type:
+    """``cls`` as the tests build it: accelerated (``_accelerated``), or itself with ``MM_UPSTREAM_ADAPTER=0``."""
+    return _accelerated(cls) if adapter_on() else cls
+
+
 def _accelerate(processor: Any) -> Any:
     from mm_framework import hf
-    from mm_framework.hf.image_processor import AcceleratedImageProcessor
 
     accelerated = hf.accelerate(processor)
-    if isinstance(accelerated, AcceleratedImageProcessor) and os.environ.get("MM_UPSTREAM_SHADOW", "1") != "0":
-        accelerated.__class__ = _Shadowed  # the same object, its served calls checked
+    shadowed = next((s for s in (_Shadowed, _ShadowedVideo) if isinstance(accelerated, s.__bases__[1])), None)
+    if shadowed is not None and os.environ.get("MM_UPSTREAM_SHADOW", "1") != "0":
+        accelerated.__class__ = shadowed  # the same object, its served calls checked
     return accelerated
 
 
@@ -234,20 +239,21 @@ def _served() -> int:
     return sum(hf.stats()["served"].values())
 
 
-def _import_adapter_class() -> type:
+def _adapter_classes() -> tuple[type, type]:
     from mm_framework.hf.image_processor import AcceleratedImageProcessor
+    from mm_framework.hf.video_processor import AcceleratedVideoProcessor
 
-    return AcceleratedImageProcessor
+    return AcceleratedImageProcessor, AcceleratedVideoProcessor
 
 
-class _Shadowed(_import_adapter_class()):
-    """An accelerated processor whose served calls are repeated on the real one and compared."""
+class _Shadow:
+    """Before an adapter class: its served calls are repeated on the real processor and compared."""
 
-    def __call__(self, images: Any = None, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         before = _served()
-        result = super().__call__(images, *args, **kwargs)
+        result = super().__call__(*args, **kwargs)
         if _served() > before:
-            expected = self.original(images, *args, **kwargs)
+            expected = self.original(*args, **kwargs)
             problem = differs(expected, result)
             if problem:
                 raise AssertionError(f"{type(self.original).__name__}: the served call differs from transformers' "
@@ -255,6 +261,14 @@ class _Shadowed(_import_adapter_class()):
         return result
 
     preprocess = __call__
+
+
+class _Shadowed(_Shadow, _adapter_classes()[0]):
+    """An accelerated image processor, shadowed."""
+
+
+class _ShadowedVideo(_Shadow, _adapter_classes()[1]):
+    """An accelerated video processor, shadowed."""
 
 
 def differs(expected: Any, got: Any, name: str = "result") -> str | None:
