@@ -15,8 +15,8 @@ from typing import Any
 
 from . import upstream
 
-_CLIP_MEAN = [0.48145466, 0.4578275, 0.40821073]
-_CLIP_STD = [0.26862954, 0.26130258, 0.27577711]
+CLIP_MEAN = [0.48145466, 0.4578275, 0.40821073]
+CLIP_STD = [0.26862954, 0.26130258, 0.27577711]
 # The mixin's test_call_* assert `(batch, *expected_output_image_shape)`: one row per image.
 _FLAT = "the mixin's shape check wants one `pixel_values` row per image; this processor returns the patches of " \
         "the whole batch in one `(patches, ...)` tensor (transformers' per-model file replaces these tests)"
@@ -67,7 +67,7 @@ class Qwen2VLTester(FamilyTester):
 
     model_type = "qwen2_vl"
     params = {"size": {"shortest_edge": 56 * 56, "longest_edge": 28 * 28 * 1280}, "patch_size": 14,
-              "temporal_patch_size": 2, "merge_size": 2, "image_mean": _CLIP_MEAN, "image_std": _CLIP_STD}
+              "temporal_patch_size": 2, "merge_size": 2, "image_mean": CLIP_MEAN, "image_std": CLIP_STD}
     not_applicable = {"test_backends_equivalence_batched": _BACKENDS}
 
 
@@ -76,7 +76,7 @@ class Glm4vTester(FamilyTester):
 
     model_type = "glm4v"
     params = {"size": {"shortest_edge": 112 * 112, "longest_edge": 28 * 28 * 15000}, "patch_size": 14,
-              "temporal_patch_size": 2, "merge_size": 2, "image_mean": _CLIP_MEAN, "image_std": _CLIP_STD}
+              "temporal_patch_size": 2, "merge_size": 2, "image_mean": CLIP_MEAN, "image_std": CLIP_STD}
     not_applicable = {"test_backends_equivalence_batched": _BACKENDS}
 
 
@@ -91,7 +91,7 @@ class PaddleOCRVLTester(FamilyTester):
 
     model_type = "paddleocr_vl"
     params = {"size": {"shortest_edge": 384 * 384, "longest_edge": 1536 * 1536}, "patch_size": 14,
-              "temporal_patch_size": 1, "merge_size": 2, "image_mean": _CLIP_MEAN, "image_std": _CLIP_STD}
+              "temporal_patch_size": 1, "merge_size": 2, "image_mean": CLIP_MEAN, "image_std": CLIP_STD}
     batch = 3
 
 
@@ -142,7 +142,7 @@ class PixtralTester(FamilyTester):
 
     model_type = "pixtral"
     params = {"size": {"longest_edge": 1024}, "patch_size": {"height": 16, "width": 16}, "do_pad": True,
-              "image_mean": _CLIP_MEAN, "image_std": _CLIP_STD}
+              "image_mean": CLIP_MEAN, "image_std": CLIP_STD}
     not_applicable = {"test_call_numpy_4_channels": _channels("the torchvision class infers no channel axis for")}
 
     def expected_output_image_shape(self, images: list[Any]) -> tuple[int, ...]:

@@ -15,16 +15,15 @@ import copy
 import math
 from typing import Any
 
-from . import upstream
+from .sdist_families import CLIP_MEAN, CLIP_STD
 
-_CLIP_MEAN = [0.48145466, 0.4578275, 0.40821073]
-_CLIP_STD = [0.26862954, 0.26130258, 0.27577711]
 _FLAT = "asserts per-video rows (`shape[1]` is the frame count; the 4-channel check sets `shape[1] = 3`); these " \
         "processors return every video's patches in one `(patches, dim)` tensor: fails on transformers' own classes"
 # The tests the mixin runs that do not apply to these testers (each checked with MM_UPSTREAM_ADAPTER=0).
 NOT_APPLICABLE: dict[str, str] = {
     "test_can_compile_fast_video_processor": "@slow, needs an accelerator",
-    "test_valid_kwargs_set": upstream.NOT_APPLICABLE["*"]["test_valid_kwargs_set"],
+    "test_valid_kwargs_set": "checks the class's own wiring, finding the expected Kwargs class from "
+                             "`processor.__class__`, which through the adapter is AcceleratedVideoProcessor",
     "test_video_processor_from_dict_with_kwargs": "expects `size {shortest_edge: 20}` and a `crop_size` from the "
                                                   "tester's dict (a CLIP-style processor's); these take pixel bounds "
                                                   "and no crop: fails on transformers' own classes",
@@ -33,7 +32,7 @@ NOT_APPLICABLE: dict[str, str] = {
 }
 
 
-def _hw(video: Any) -> tuple[int, int]:
+def _clip_hw(video: Any) -> tuple[int, int]:
     """(height, width) of a mixin clip: PIL frames, an NHWC array, a NCHW tensor or a list of HWC arrays."""
     frame = video[0]
     if hasattr(frame, "size") and not hasattr(frame, "shape"):
@@ -89,7 +88,7 @@ class VideoTester:
         rows = 0
         for video in videos:
             n = len(video)
-            h, w = smart_resize(n, *_hw(video), factor, self.size["shortest_edge"], self.size["longest_edge"],
+            h, w = smart_resize(n, *_clip_hw(video), factor, self.size["shortest_edge"], self.size["longest_edge"],
                                 tps if self.temporal_bounds else None)
             rows += math.ceil(n / tps) * (h // p) * (w // p)
         return rows, self.num_channels * tps * p * p
@@ -100,7 +99,7 @@ class Qwen2VLVideoTester(VideoTester):
 
     model_type = "qwen2_vl"
     params = {"size": {"shortest_edge": 128 * 28 * 28, "longest_edge": 768 * 28 * 28}, "patch_size": 14,
-              "temporal_patch_size": 2, "merge_size": 2, "image_mean": _CLIP_MEAN, "image_std": _CLIP_STD,
+              "temporal_patch_size": 2, "merge_size": 2, "image_mean": CLIP_MEAN, "image_std": CLIP_STD,
               "do_sample_frames": False}
     temporal_bounds = False
 
@@ -119,7 +118,7 @@ class Glm4vVideoTester(VideoTester):
 
     model_type = "glm4v"
     params = {"size": {"shortest_edge": 112 * 112, "longest_edge": 28 * 28 * 2 * 30000}, "patch_size": 14,
-              "temporal_patch_size": 2, "merge_size": 2, "image_mean": _CLIP_MEAN, "image_std": _CLIP_STD,
+              "temporal_patch_size": 2, "merge_size": 2, "image_mean": CLIP_MEAN, "image_std": CLIP_STD,
               "do_sample_frames": False}
 
 

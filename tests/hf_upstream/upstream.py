@@ -227,9 +227,10 @@ def _accelerate(processor: Any) -> Any:
     from mm_framework import hf
 
     accelerated = hf.accelerate(processor)
-    shadowed = next((s for s in (_Shadowed, _ShadowedVideo) if isinstance(accelerated, s.__bases__[1])), None)
-    if shadowed is not None and os.environ.get("MM_UPSTREAM_SHADOW", "1") != "0":
-        accelerated.__class__ = shadowed  # the same object, its served calls checked
+    if os.environ.get("MM_UPSTREAM_SHADOW", "1") != "0":
+        for shadowed, adapter in zip((_Shadowed, _ShadowedVideo), _adapter_classes()):
+            if isinstance(accelerated, adapter):
+                accelerated.__class__ = shadowed  # the same object, its served calls checked
     return accelerated
 
 
