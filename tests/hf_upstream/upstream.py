@@ -16,7 +16,9 @@ them under one directory, in transformers' layout::
 and run ``MM_UPSTREAM_TESTS=<dir> pytest -q tests/hf_upstream`` in the torchvision venv
 (the upstream test classes need torch; without it they skip). ``MM_UPSTREAM_ADAPTER=0``
 runs the same tests on transformers' own classes, the baseline. Without the directory the
-module skips, saying where to put the files.
+module skips, saying where to put the files. test_sdist_image.py and test_sdist_video.py run
+the sdist's mixins alone (CI can download the sdist) with testers of ours, through the same
+loader (``load_common``), wrapping (``served_class``) and shadow check.
 
 What the runner changes, and only in the harness (no assertion is touched):
 
