@@ -20,14 +20,9 @@ def _collect() -> dict[str, type]:
     found = {}
     for model, module in upstream.load(_root).items():
         skips = {**upstream.NOT_APPLICABLE["*"], **upstream.NOT_APPLICABLE.get(model, {})}
-        if not upstream.skip_listed():
-            skips = {}
         for name, value in vars(module).items():
             if isinstance(value, type) and issubclass(value, unittest.TestCase) and value.__module__ == module.__name__:
-                for test, reason in skips.items():
-                    if hasattr(value, test):
-                        setattr(value, test, unittest.skip(f"does not apply: {reason}")(getattr(value, test)))
-                found[f"{model}__{name}"] = value
+                found[f"{model}__{name}"] = upstream.skip_not_applicable(value, skips)
     return found
 
 

@@ -16,7 +16,9 @@ them under one directory, in transformers' layout::
 and run ``MM_UPSTREAM_TESTS=<dir> pytest -q tests/hf_upstream`` in the torchvision venv
 (the upstream test classes need torch; without it they skip). ``MM_UPSTREAM_ADAPTER=0``
 runs the same tests on transformers' own classes, the baseline. Without the directory the
-module skips, saying where to put the files.
+module skips, saying where to put the files. test_sdist_image.py and test_sdist_video.py run
+the sdist's mixins alone (CI can download the sdist) with testers of ours, through the same
+loader (``load_common``), wrapping (``served_class``) and shadow check.
 
 What the runner changes, and only in the harness (no assertion is touched):
 
@@ -43,6 +45,7 @@ import os
 import pathlib
 import sys
 import types
+import unittest
 from typing import Any
 
 # The upstream files, as fetch_list names them (model folder -> test module).
@@ -101,19 +104,48 @@ def load(root: pathlib.Path) -> dict[str, types.ModuleType]:
     deps = root / "_deps"
     if deps.is_dir() and str(deps) not in sys.path:
         sys.path.insert(0, str(deps))
-    if PACKAGE not in sys.modules:
-        spec = importlib.util.spec_from_file_location(PACKAGE, root / "tests" / "__init__.py",
-                                                      submodule_search_locations=[str(root / "tests")])
-        package = importlib.util.module_from_spec(spec)
-        sys.modules[PACKAGE] = package
-        spec.loader.exec_module(package)
-    common = importlib.import_module(f"{PACKAGE}.test_image_processing_common")
-    _patch_mixin(common.ImageProcessingTestMixin)
+    load_common(PACKAGE, root / "tests")
     modules = {}
     for model in MODELS:
         if (root / "tests" / "models" / model / f"test_image_processing_{model}.py").is_file():
             modules[model] = importlib.import_module(f"{PACKAGE}.models.{model}.test_image_processing_{model}")
     return modules
+
+
+def load_common(package: str, tests: pathlib.Path, name: str = "test_image_processing_common") -> types.ModuleType:
+    """transformers' ``tests/<name>.py`` under ``tests`` (a directory with an ``__init__.py``),
+    imported as ``<package>.<name>`` with the image mixin patched. The mixin imports the Hub
+    helper ``fetch_hub_objects_for_ci`` from ``tests/../utils``; without that file (the sdist
+    has none) it is one that refuses: only the tests loading Hub images use it, and they do not
+    apply (``NOT_APPLICABLE``)."""
+    if not (tests.parent / "utils" / "fetch_hub_objects_for_ci.py").is_file():
+        sys.modules.setdefault("fetch_hub_objects_for_ci", _offline_hub())
+    if package not in sys.modules:
+        spec = importlib.util.spec_from_file_location(package, tests / "__init__.py",
+                                                      submodule_search_locations=[str(tests)])
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[package] = module
+        spec.loader.exec_module(module)
+    _patch_mixin(importlib.import_module(f"{package}.test_image_processing_common").ImageProcessingTestMixin)
+    return importlib.import_module(f"{package}.{name}")
+
+
+def _offline_hub() -> types.ModuleType:
+    def url_to_local_path(url: str) -> str:
+        raise RuntimeError(f"{url}: the Hub is not reachable from these tests (no fetch_hub_objects_for_ci here)")
+
+    module = types.ModuleType("fetch_hub_objects_for_ci")
+    module.url_to_local_path = url_to_local_path
+    return module
+
+
+def skip_not_applicable(test_class: type, reasons: dict[str, str]) -> type:
+    """``test_class`` with each test named in ``reasons`` skipped, saying why (none with ``MM_UPSTREAM_ALL=1``)."""
+    if skip_listed():
+        for test, reason in reasons.items():
+            if hasattr(test_class, test):
+                setattr(test_class, test, unittest.skip(f"does not apply: {reason}")(getattr(test_class, test)))
+    return test_class
 
 
 def skip_listed() -> bool:
@@ -138,7 +170,7 @@ def _patch_mixin(mixin: type) -> None:
         classes = getattr(self.image_processor_tester, "image_processing_classes", None)
         if classes is None:
             classes = _mapped_classes(type(self))
-        return {backend: _accelerated(cls) for backend, cls in classes.items()} if adapter_on() else classes
+        return {backend: served_class(cls) for backend, cls in classes.items()}
 
     mixin.setUp = setUp
     mixin.image_processing_classes = property(image_processing_classes)
@@ -148,14 +180,18 @@ def _patch_mixin(mixin: type) -> None:
 
 def _mapped_classes(test_class: type) -> dict[str, type]:
     """``{backend: class}`` transformers maps the test file's folder (the model type) to."""
+    return mapped_classes(pathlib.Path(sys.modules[test_class.__module__].__file__).resolve().parent.name)
+
+
+def mapped_classes(model_type: str) -> dict[str, type]:
+    """``{backend: class}`` of ``model_type``'s image processor in transformers' mapping."""
     from transformers.models.auto.image_processing_auto import (
         IMAGE_PROCESSOR_MAPPING_NAMES,
         get_image_processor_class_from_name,
     )
 
-    model = pathlib.Path(sys.modules[test_class.__module__].__file__).resolve().parent.name
     return {backend: get_image_processor_class_from_name(name)
-            for backend, name in IMAGE_PROCESSOR_MAPPING_NAMES[model].items()}
+            for backend, name in IMAGE_PROCESSOR_MAPPING_NAMES[model_type].items()}
 
 
 _CLASSES: dict[type, type] = {}
@@ -184,13 +220,19 @@ def _accelerated(cls: type) -> type:
     return _CLASSES[cls]
 
 
+def served_class(cls: type) -> type:
+    """``cls`` as the tests build it: accelerated (``_accelerated``), or itself with ``MM_UPSTREAM_ADAPTER=0``."""
+    return _accelerated(cls) if adapter_on() else cls
+
+
 def _accelerate(processor: Any) -> Any:
     from mm_framework import hf
-    from mm_framework.hf.image_processor import AcceleratedImageProcessor
 
     accelerated = hf.accelerate(processor)
-    if isinstance(accelerated, AcceleratedImageProcessor) and os.environ.get("MM_UPSTREAM_SHADOW", "1") != "0":
-        accelerated.__class__ = _Shadowed  # the same object, its served calls checked
+    if os.environ.get("MM_UPSTREAM_SHADOW", "1") != "0":
+        for shadowed, adapter in zip((_Shadowed, _ShadowedVideo), _adapter_classes()):
+            if isinstance(accelerated, adapter):
+                accelerated.__class__ = shadowed  # the same object, its served calls checked
     return accelerated
 
 
@@ -200,20 +242,21 @@ def _served() -> int:
     return sum(hf.stats()["served"].values())
 
 
-def _import_adapter_class() -> type:
+def _adapter_classes() -> tuple[type, type]:
     from mm_framework.hf.image_processor import AcceleratedImageProcessor
+    from mm_framework.hf.video_processor import AcceleratedVideoProcessor
 
-    return AcceleratedImageProcessor
+    return AcceleratedImageProcessor, AcceleratedVideoProcessor
 
 
-class _Shadowed(_import_adapter_class()):
-    """An accelerated processor whose served calls are repeated on the real one and compared."""
+class _Shadow:
+    """Before an adapter class: its served calls are repeated on the real processor and compared."""
 
-    def __call__(self, images: Any = None, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         before = _served()
-        result = super().__call__(images, *args, **kwargs)
+        result = super().__call__(*args, **kwargs)
         if _served() > before:
-            expected = self.original(images, *args, **kwargs)
+            expected = self.original(*args, **kwargs)
             problem = differs(expected, result)
             if problem:
                 raise AssertionError(f"{type(self.original).__name__}: the served call differs from transformers' "
@@ -221,6 +264,14 @@ class _Shadowed(_import_adapter_class()):
         return result
 
     preprocess = __call__
+
+
+class _Shadowed(_Shadow, _adapter_classes()[0]):
+    """An accelerated image processor, shadowed."""
+
+
+class _ShadowedVideo(_Shadow, _adapter_classes()[1]):
+    """An accelerated video processor, shadowed."""
 
 
 def differs(expected: Any, got: Any, name: str = "result") -> str | None:
