@@ -41,6 +41,20 @@ def test_an_image_processor_no_family_clones_is_not_served():
         hf.accelerate(ip, strict=True)
 
 
+def test_an_image_processor_whose_config_does_not_serialize_is_not_served():
+    class Unsaved(transformers.CLIPImageProcessorPil):
+        def to_dict(self):
+            raise ValueError("the font file is missing")
+
+    ip = Unsaved()
+    assert hf.accelerate(ip) is ip
+    (key, count), = hf.stats()["fallbacks"].items()
+    assert key == ("Unsaved: not accelerated: Unsaved: its configuration does not serialize "
+                   "(ValueError: the font file is missing)") and count == 1
+    with pytest.raises(mmf.UnsupportedError, match="does not serialize"):
+        hf.accelerate(ip, strict=True)
+
+
 @pytest.mark.parametrize("names", [{""}, {3}])
 def test_hf_config_kwargs_are_names(names):
     from mm_framework import plugin as mmp

@@ -53,22 +53,32 @@ def image_processor_spec(image_processor: Any, changes: Mapping[str, Any] | None
     """The spec cloning ``image_processor`` (with the saved config's keys in ``changes``
     replaced: a call's kwargs); ``UnsupportedError`` saying why for each model type tried
     when no installed family clones it."""
-    # As saved (to_dict keeps enums such as PILImageResampling; the JSON has their values).
-    saved = {**json.loads(image_processor.to_json_string()), **(changes or {})}
+    saved = {**_saved(image_processor), **(changes or {})}
     return _claimed(type(image_processor).__name__, "image", lambda model_type: (saved, None))
 
 
 def video_processor_spec(video_processor: Any) -> dict[str, Any]:
     """The spec of a pipeline giving ``video_processor``'s tensors for the frames it sampled
     (its dict with sampling off); ``UnsupportedError`` as :func:`image_processor_spec`."""
-    saved = json.loads(video_processor.to_json_string())
-    saved = {**{k: v for k, v in saved.items() if k not in SAMPLING}, "do_sample_frames": False}
+    saved = {**{k: v for k, v in _saved(video_processor).items() if k not in SAMPLING}, "do_sample_frames": False}
 
     def configs(model_type: str) -> tuple[dict[str, Any], dict[str, Any]]:
         keys = _image_processor_keys(model_type)
         return {k: v for k, v in saved.items() if k in keys}, saved
 
     return _claimed(type(video_processor).__name__, "video", configs)
+
+
+def _saved(processor: Any) -> dict[str, Any]:
+    """``processor``'s config as saved (to_dict keeps enums such as PILImageResampling; the
+    JSON has their values). A processor whose own ``to_dict`` refuses to serialize it
+    (Ernie 4.5-VL's video processor without its font file) is one no family can clone."""
+    try:
+        return json.loads(processor.to_json_string())
+    except Exception as e:  # noqa: BLE001 (any failure of a third-party to_dict)
+        raise UnsupportedError(
+            f"{type(processor).__name__}: its configuration does not serialize ({type(e).__name__}: {e})"
+        ) from e
 
 
 def _image_processor_keys(model_type: str) -> frozenset[str]:
