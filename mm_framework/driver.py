@@ -44,7 +44,7 @@ from .media.hashing import content_hash
 from .media.sources import Resolved
 from .modality import ItemContext, Modality
 from .plugins import modalities
-from .prompt import Tokenize, default_ids, default_prompt, prompt_ids, split_placeholder
+from .prompt import Tokenize, check_no_stray_placeholder, default_ids, default_prompt, prompt_ids, split_placeholder
 from .request import MmInput, Output, input_ids_array
 from .text_prompt import check_text_prompt, expand_as_text, expands_as_text
 
@@ -327,6 +327,7 @@ def _finish_ordered(
         expanded = expand_as_text(inp, tokenize, family, caps, modality_names,
                                   lambda i: plan.hooks.expansion_text(modality_names[i], geometries[i], geometries))
     else:
+        check_no_stray_placeholder(ids, caps, modality_names)
         try:
             expanded = apply_layout(ids, plan.hooks.layout(ids, geometries, modality_names), len(items))
         except LayoutError as e:

@@ -182,7 +182,9 @@ class FamilySpecs:
         its k-th item). Called once per request on the caller's thread, and by
         ``Pipeline.num_media_tokens`` on a default prompt of one item (the span of that
         item is the token count). Required. Return a value; the driver applies and
-        validates it.
+        validates it. Before the call the driver has refused a prompt holding the
+        placeholder id (``Capabilities.placeholders``) of a modality the request has no
+        item of, so a layout checks only the modalities present.
         """
 
     @hookspec(firstresult=True)

@@ -115,6 +115,24 @@ def split_placeholder(
     return None
 
 
+def check_no_stray_placeholder(ids: np.ndarray, capabilities: Capabilities, modalities: Sequence[str]) -> None:
+    """A placeholder of a modality the request has no item of is a :class:`LayoutError`:
+    the model would look for that item's features. (Each family's layout checks the
+    modalities that have items; an id shared with one of those is theirs.)"""
+    present = set(modalities)
+    owned = {pid for m, pid in capabilities.placeholders.items() if m in present}
+    for modality, pid in capabilities.placeholders.items():
+        if modality in present or pid in owned:
+            continue
+        where = np.flatnonzero(ids == pid)
+        if where.size:
+            raise LayoutError(
+                f"prompt has {where.size} {modality} placeholder(s) but 0 {modality} item(s) "
+                f"(placeholder id {pid}, first at token {int(where[0])})"
+            )
+
+
 __all__: Sequence[str] = [
-    "Tokenize", "default_ids", "default_prompt", "in_id_range", "prompt_ids", "split_placeholder", "tokenize_text",
+    "Tokenize", "check_no_stray_placeholder", "default_ids", "default_prompt", "in_id_range", "prompt_ids",
+    "split_placeholder", "tokenize_text",
 ]

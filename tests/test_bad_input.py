@@ -267,6 +267,8 @@ VIDEO_CASES = {
         lambda t: ([GOOD, file(t / "clip.mp4", clip())], [], None, None), SPEC, "MediaError", 1),
     "more video placeholders than videos": (
         lambda t: ([], [FRAMES], [5, VPAD, 6, VPAD], None), SPEC, "LayoutError", None),
+    "video placeholder in an image request": (lambda t: ([GOOD], [], [PAD, 5, VPAD], None), SPEC, "LayoutError", None),
+    "image placeholder in a video request": (lambda t: ([], [FRAMES], [VPAD, PAD], None), SPEC, "LayoutError", None),
 }
 
 
