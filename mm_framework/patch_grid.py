@@ -24,7 +24,10 @@ from .carriers import DecodeOptions, Grid, MRope, PixelNorm, Tensor
 from .checks import check_rgb
 from .errors import InternalError, InvalidInputError
 from .spec_fields import SpecFields
-from .kernels import ChannelNorm, channel_norm_fused, channel_norm_pil, resize_rgb, resize_wants_source, smart_resize
+from .kernels import (
+    Bf16Norm, ChannelNorm, channel_norm_fused, channel_norm_pil, patch_dtype, resize_rgb, resize_wants_source,
+    smart_resize,
+)
 
 
 __all__ = ["PatchGrid", "PatchGridSpec", "PatchPixels"]
@@ -97,37 +100,44 @@ class PatchGridSpec:
 
 @attrs.frozen
 class PatchPixels:
-    """The patches' dtype: the processor's normalized f32 ``pixel_values``, or (``pixels="u8"``)
+    """The patches' dtype: the processor's normalized f32 ``pixel_values``; (``pixels="u8"``)
     the resized uint8 pixels in the same layout, with the :class:`PixelNorm` that turns them
-    back into those f32 values byte for byte. ``columns`` is how many consecutive values of a
-    patch row hold one channel (``temporal_patch_size * patch_size**2`` for a ``(c, t, py, px)``
+    back into those f32 values byte for byte; or (``pixels="bf16"``) those f32 values rounded
+    to bfloat16 as torch rounds them. ``columns`` is how many consecutive values of a patch
+    row hold one channel (``temporal_patch_size * patch_size**2`` for a ``(c, t, py, px)``
     row)."""
 
     norm: ChannelNorm
     u8: PixelNorm | None
+    bf16: Bf16Norm | None = None
 
     # "f32": the processor's pixel_values; "u8": the resized pixels in the same patch layout,
-    # for an engine that normalizes on its device (vLLM's mm_device_do_normalize).
-    KINDS: ClassVar[tuple[str, ...]] = ("f32", "u8")
+    # for an engine that normalizes on its device (vLLM's mm_device_do_normalize); "bf16":
+    # pixel_values as an engine that casts them to a bfloat16 model receives them (vLLM
+    # casts floating outputs to the model's dtype), written once at half the bytes.
+    KINDS: ClassVar[tuple[str, ...]] = ("f32", "u8", "bf16")
 
     @classmethod
     def of(cls, pixels: str, norm: ChannelNorm, columns: int) -> PatchPixels:
         if pixels not in cls.KINDS:
             raise InternalError(f"pixels must be one of {cls.KINDS}, got {pixels!r}")
-        return cls(norm, None if pixels == "f32" else PixelNorm(norm.lut, columns))
+        return cls(norm, PixelNorm(norm.lut, columns) if pixels == "u8" else None,
+                   Bf16Norm(norm) if pixels == "bf16" else None)
 
     @property
-    def kernel_norm(self) -> ChannelNorm | None:
+    def kernel_norm(self) -> ChannelNorm | Bf16Norm | None:
         """What the patch kernel normalizes with: ``None`` (copy the uint8 values) for u8."""
-        return None if self.u8 is not None else self.norm
+        return None if self.u8 is not None else self.bf16 or self.norm
 
     @property
     def dtype(self) -> type[np.generic]:
-        return np.float32 if self.u8 is None else np.uint8
+        return patch_dtype(self.kernel_norm)
 
     def tensor(self, patches: np.ndarray) -> Tensor:
         """The feature of patches the kernel wrote with :attr:`kernel_norm`."""
-        return Tensor(patches, "f32") if self.u8 is None else Tensor.u8(patches, self.u8)
+        if self.u8 is not None:
+            return Tensor.u8(patches, self.u8)
+        return Tensor.bf16(patches) if self.bf16 is not None else Tensor(patches, "f32")
 
 
 Sizing = Callable[[int, int, int, int, int], tuple[int, int]]

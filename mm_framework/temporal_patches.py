@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import InternalError
-from .kernels import ChannelNorm, for_chunks, patchify_merged_blocks, resize_rgb, rows_per_worker
+from .kernels import Bf16Norm, ChannelNorm, for_chunks, patch_dtype, patchify_merged_blocks, resize_rgb, rows_per_worker
 
 RESAMPLE = "aten_u8"
 
@@ -36,10 +36,10 @@ def resize_frame(frame: np.ndarray, height: int, width: int) -> np.ndarray:
 
 def pixel_values(
     frames: np.ndarray, height: int, width: int, *, patch_size: int, merge_size: int, temporal_patch_size: int,
-    norm: ChannelNorm | None,
+    norm: ChannelNorm | Bf16Norm | None,
 ) -> np.ndarray:
     """``pixel_values_videos`` of one clip: f32 ``[gt*gh*gw, 3*tps*ps*ps]``, or the u8 pixels
-    in that layout when ``norm`` is ``None``.
+    in that layout when ``norm`` is ``None`` (bf16 bits with a :class:`Bf16Norm`).
 
     ``frames`` (``[T, H, W, 3]`` uint8) are resized to ``height`` x ``width`` and laid
     out one temporal patch of ``tps`` frames at a time (rows ``(t, merge windows,
@@ -53,7 +53,7 @@ def pixel_values(
     t, tps = len(frames), temporal_patch_size
     gt, gh, gw = grid(t, height, width, patch_size=patch_size, temporal_patch_size=tps)
     n = gh * gw
-    out = np.empty((gt * n, 3 * tps * patch_size * patch_size), dtype=np.uint8 if norm is None else np.float32)
+    out = np.empty((gt * n, 3 * tps * patch_size * patch_size), dtype=patch_dtype(norm))
     resized = frames.shape[1:3] == (height, width)
 
     def groups(lo: int, hi: int) -> None:

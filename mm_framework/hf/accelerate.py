@@ -13,20 +13,24 @@ from .resolve import image_processor_spec, video_processor_spec
 from .video_processor import AcceleratedVideoProcessor
 
 
-def accelerate(processor: Any, *, strict: bool = False) -> Any:
+def accelerate(processor: Any, *, strict: bool = False, cast: str | None = None) -> Any:
     """``processor`` with its ``image_processor`` served by mm_framework, and its
     ``video_processor`` too when a family clones it: the same object (a bare image or video
     processor comes back wrapped). An image processor (or a bare one) that no installed
     family clones is left as it is and ``stats()`` records why, or with ``strict=True`` the
     ``UnsupportedError`` saying so is raised. A processor's video processor is optional
     (most families take no video): one no family clones is left as it is, uncounted
-    (``accelerate(processor.video_processor, strict=True)`` says why)."""
+    (``accelerate(processor.video_processor, strict=True)`` says why).
+
+    ``cast="bfloat16"`` is for a caller that casts every floating output to bfloat16 right
+    after each call (vLLM, for a bfloat16 model): image features then come in bfloat16
+    where the family writes them so (image_processor.py), the values that cast gives."""
     if _is_video_processor(processor):
         return _wrapped(processor, AcceleratedVideoProcessor, video_processor_spec, strict)
     if not hasattr(processor, "image_processor"):
-        return _wrapped(processor, AcceleratedImageProcessor, image_processor_spec, strict)
+        return _wrapped(processor, AcceleratedImageProcessor, image_processor_spec, strict, cast=cast)
     processor.image_processor = _wrapped(processor.image_processor, AcceleratedImageProcessor, image_processor_spec,
-                                         strict)
+                                         strict, cast=cast)
     video = getattr(processor, "video_processor", None)
     if video is not None and not isinstance(video, AcceleratedVideoProcessor):
         try:
@@ -36,11 +40,11 @@ def accelerate(processor: Any, *, strict: bool = False) -> Any:
     return processor
 
 
-def _wrapped(original: Any, accelerated: type, spec_of: Any, strict: bool) -> Any:
+def _wrapped(original: Any, accelerated: type, spec_of: Any, strict: bool, **options: Any) -> Any:
     if isinstance(original, accelerated):
         return original
     try:
-        return accelerated(original, spec_of(original))
+        return accelerated(original, spec_of(original), **options)
     except UnsupportedError as e:
         if strict:
             raise

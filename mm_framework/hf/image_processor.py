@@ -27,6 +27,12 @@ result is always the reference's. Served:
   call goes back (after processing: such calls are not expected from the processors).
 * any other option only at the processor's own value (it changes nothing). A value the
   pipeline refuses (a ``SpecError`` for the item) hands the call back too.
+
+Built with ``cast="bfloat16"`` (by a caller that casts every floating output to bfloat16
+right after the call, as vLLM does to a bfloat16 model's inputs), a float32 call returning
+torch tensors gets its features in bfloat16 straight from the family where it offers
+``pixels="bf16"`` (the same values the cast gives, written once at half the bytes); other
+outputs keep their dtype (the caller's cast takes them).
 """
 
 from __future__ import annotations
@@ -57,8 +63,11 @@ class AcceleratedImageProcessor(StandIn):
     """Stands in for the image processor ``original``; thread-safe: the pipelines are
     immutable and built once."""
 
-    def __init__(self, original: Any, spec: Mapping[str, Any]) -> None:
+    def __init__(self, original: Any, spec: Mapping[str, Any], *, cast: str | None = None) -> None:
         super().__init__(original)
+        if cast not in (None, "bfloat16"):
+            raise ValueError(f"cast must be None or 'bfloat16', got {cast!r}")
+        self._cast = cast
         self._spec = dict(spec)
         # Unhashed, as in calls.Pipelines: nothing of a transformers call carries a hash.
         base = Pipeline(self._spec, hashes=False)
@@ -123,7 +132,7 @@ class AcceleratedImageProcessor(StandIn):
         return Image(source, **options) if options else source
 
     def _pipe(self, pixels: str, config: str) -> Pipeline:
-        """The pipeline of ``pixels`` (``"f32"`` or ``"u8"``) and the call's config kwargs
+        """The pipeline of ``pixels`` (``"f32"``, ``"u8"`` or ``"bf16"``) and the call's config kwargs
         (``config``, JSON), built once; ``Declined`` saying why there is none."""
         key = (pixels, config)
         with self._lock:
@@ -147,8 +156,8 @@ class AcceleratedImageProcessor(StandIn):
         try:
             pipe = Pipeline(spec if pixels == "f32" else {**spec, "pixels": pixels}, hashes=False)
         except SpecError as e:
-            if pixels == "u8":
-                return f"uint8 patches: family {self._spec['family']!r} has no pixels='u8'"
+            if pixels in ("u8", "bf16"):
+                return f"{pixels} patches: family {self._spec['family']!r} has no pixels={pixels!r}"
             return f"options {config}: {e}"
         if pixels == "u8" and self._u8_dtypes is None:
             try:
@@ -164,7 +173,14 @@ class AcceleratedImageProcessor(StandIn):
     def _run(self, items: list[Any], pixels: str, config: str, return_tensors: str | None, groups: Any) -> Any:
         from transformers import BatchFeature
 
-        pipe = self._pipe(pixels, config)
+        torch_out = return_tensors == "pt" or (return_tensors is None and self._backend == "torchvision")
+        pipe = None
+        if pixels == "f32" and self._cast and torch_out:
+            try:
+                pipe, pixels = self._pipe("bf16", config), "bf16"
+            except Declined:  # the family writes no bf16 patches: f32, for the caller's cast
+                pass
+        pipe = pipe or self._pipe(pixels, config)
         try:
             # The features alone: the processor around this one writes the prompt.
             kwargs = pipe.hf_image_outputs(pipe.process_items(MmInput(images=items)))
@@ -179,10 +195,11 @@ class AcceleratedImageProcessor(StandIn):
             kwargs = {k: v.astype(self._u8_dtypes.get(k, v.dtype), copy=False) if v.dtype == np.uint8 else v
                       for k, v in kwargs.items()}
         data = {k: writable(v) for k, v in kwargs.items()}
-        if return_tensors == "pt" or (return_tensors is None and self._backend == "torchvision"):
+        if torch_out:
             from ..handoff import to_torch
 
-            data = {k: to_torch(v) for k, v in data.items()}
+            data = {k: to_torch(v, "bf16" if pixels == "bf16" and v.dtype == np.uint16 else None)
+                    for k, v in data.items()}
         return BatchFeature(data=data)
 
 

@@ -27,10 +27,10 @@ from .norm import (
     ChannelNorm, channel_norm_fused, channel_norm_pil, channel_norm_steps, normalize_lut_fused, normalize_lut_pil,
     normalize_lut_recip,
 )
-from .bf16 import apply_bf16_lut, bf16_bits, bf16_widen, normalize_lut_bf16
+from .bf16 import Bf16Norm, apply_bf16_lut, bf16_bits, bf16_widen, normalize_lut_bf16
 from .native import active as kernel_mode
 from .native import patchify_bf16, simd_level
-from .patchify import patchify_merged_blocks
+from .patchify import patch_dtype, patchify_merged_blocks
 from .resize import (
     RESAMPLERS, TORCHVISION_RESAMPLERS, TRANSFORMERS_RESAMPLE, check_resample, pil_vertical_first, resize_rgb,
     resize_wants_source,
@@ -47,6 +47,7 @@ __all__ = [
     "TORCHVISION_RESAMPLERS",
     "TRANSFORMERS_RESAMPLE",
     "WhisperMel",
+    "Bf16Norm",
     "apply_bf16_lut",
     "aten_coeffs",
     "bf16_bits",
@@ -64,6 +65,7 @@ __all__ = [
     "normalize_lut_bf16",
     "normalize_lut_pil",
     "normalize_lut_recip",
+    "patch_dtype",
     "patchify_bf16",
     "patchify_merged_blocks",
     "pil_vertical_first",

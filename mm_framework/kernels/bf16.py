@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import attrs
 import numpy as np
 
 from .. import par
 from ..errors import InternalError, SpecError
 from . import native
-from .norm import _channel_params
+from .norm import ChannelNorm, _channel_params
 
 _NAN_BITS = np.uint16(0x7FC0)
 
@@ -36,6 +37,23 @@ def bf16_widen(bits: np.ndarray) -> np.ndarray:
 
 def _round(x: np.ndarray) -> np.ndarray:
     return bf16_widen(bf16_bits(x))
+
+
+@attrs.frozen
+class Bf16Norm:
+    """``norm``'s float32 values rounded to bfloat16 as ``tensor.to(torch.bfloat16)`` rounds
+    them: what an engine that casts a processor's float32 outputs to a bfloat16 model
+    receives. ``lut`` is the ``[3, 256]`` uint16 table of their bits."""
+
+    norm: ChannelNorm
+    lut: np.ndarray = attrs.field(
+        init=False, eq=False, default=attrs.Factory(lambda self: _frozen(bf16_bits(self.norm.lut)), takes_self=True)
+    )
+
+
+def _frozen(a: np.ndarray) -> np.ndarray:
+    a.flags.writeable = False
+    return a
 
 
 def normalize_lut_bf16(mean: Sequence[float], std: Sequence[float], rescale_factor: float) -> np.ndarray:

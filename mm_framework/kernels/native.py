@@ -250,15 +250,16 @@ def resize(img: np.ndarray, h: Table | None, v: Table | None, vertical_first: bo
 def patchify_qwen(
     frames: np.ndarray, lut: np.ndarray | None, ps: int, merge: int, tps: int, out: np.ndarray | None = None
 ) -> np.ndarray:
-    """f32 ``[gh*gw, 3*tps*ps*ps]`` of ``frames`` (``[h, w, 3]``, repeated into every
-    temporal slot, or ``[tps, h, w, 3]``, one frame per slot) through the ``[3, 256]`` table;
-    with ``lut=None`` the uint8 pixels themselves in the same layout."""
+    """``[gh*gw, 3*tps*ps*ps]`` of ``frames`` (``[h, w, 3]``, repeated into every temporal
+    slot, or ``[tps, h, w, 3]``, one frame per slot) through the ``[3, 256]`` table, f32 (or
+    uint16 bf16 bits from a uint16 table); with ``lut=None`` the uint8 pixels themselves in
+    the same layout."""
     frames = frames if frames.strides[-1] == 1 and frames.strides[-2] == 3 else np.ascontiguousarray(frames)
     h, w = frames.shape[-3:-1]
-    if out is None:
-        out = np.empty(((h // ps) * (w // ps), 3 * tps * ps * ps), np.float32 if lut is not None else np.uint8)
     if lut is not None:
-        lut = np.ascontiguousarray(lut, np.float32)
+        lut = np.ascontiguousarray(lut, np.uint16 if lut.dtype == np.uint16 else np.float32)
+    if out is None:
+        out = np.empty(((h // ps) * (w // ps), 3 * tps * ps * ps), np.uint8 if lut is None else lut.dtype)
     bh = h // (ps * merge) if ps > 0 and merge > 0 else 0
 
     def run(lo: int, hi: int) -> None:

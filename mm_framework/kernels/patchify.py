@@ -13,6 +13,7 @@ from .. import par
 from ..checks import check_rgb
 from ..errors import InternalError
 from . import native
+from .bf16 import Bf16Norm, bf16_bits
 from .norm import ChannelNorm
 
 # Pixels per band (a few merge-window rows). 2^17 measured ~3% faster on 1-2 MP images,
@@ -21,8 +22,13 @@ from .norm import ChannelNorm
 _BAND_PIXELS = 1 << 16
 
 
+def patch_dtype(norm: ChannelNorm | Bf16Norm | np.ndarray | None) -> type[np.generic]:
+    """The element type of the patches :func:`patchify_merged_blocks` writes with ``norm``."""
+    return np.uint8 if norm is None else np.uint16 if isinstance(norm, Bf16Norm) else np.float32
+
+
 def patchify_merged_blocks(
-    rgb: np.ndarray, ps: int, merge: int, tps: int, norm: ChannelNorm | np.ndarray | None,
+    rgb: np.ndarray, ps: int, merge: int, tps: int, norm: ChannelNorm | Bf16Norm | np.ndarray | None,
     out: np.ndarray | None = None,
 ) -> np.ndarray:
     """HF Qwen-VL ``pixel_values`` of one still image, or of one temporal patch of a
@@ -35,7 +41,9 @@ def patchify_merged_blocks(
     ``norm.lut[c][frame[y, x, c]]``; ``norm`` is a :class:`ChannelNorm` or a bare
     ``[3, 256]`` f32 table. Frames may have any strides; ``h`` and ``w`` are multiples
     of ``ps*merge``; ``out`` may be preallocated. ``norm=None`` writes the u8 values
-    themselves into a uint8 array of the same layout (:func:`_u8_layout`).
+    themselves into a uint8 array of the same layout (:func:`_u8_layout`); a :class:`Bf16Norm`
+    writes the uint16 bfloat16 bits of the f32 values (the portable path rounds the f32
+    patches; the C kernel looks the bits up in ``Bf16Norm.lut``).
 
     Per band of merge-window rows and per frame: the band's pixels are reordered into
     patch order a whole patch row (``ps`` pixels, all channels) at a time; each channel is
@@ -54,7 +62,12 @@ def patchify_merged_blocks(
     bh = h // step
     per_row = (w // step) * merge * merge  # patches per row of merge windows
     p2 = ps * ps
-    out = _out_array(out, (bh * per_row, 3 * tps * p2), np.uint8 if norm is None else np.float32)
+    out = _out_array(out, (bh * per_row, 3 * tps * p2), patch_dtype(norm))
+    if isinstance(norm, Bf16Norm):
+        if native.use_native():
+            return native.patchify_qwen(rgb, norm.lut, ps, merge, tps, out)
+        out[...] = bf16_bits(patchify_merged_blocks(rgb, ps, merge, tps, norm.norm))
+        return out
     if norm is not None and not isinstance(norm, ChannelNorm):
         norm = ChannelNorm(norm)
     if native.use_native():  # one C pass straight into this layout (docs/kernels.md)

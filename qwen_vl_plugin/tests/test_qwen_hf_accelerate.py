@@ -79,6 +79,29 @@ def test_served_calls_equal_the_processor(preset, backend, call):
     assert hf.stats() == {"served": {type(ref).__name__: 1}, "fallbacks": {}}
 
 
+@pytest.mark.skipif(not HAS_TORCH, reason="bfloat16 features are torch tensors")
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("preset", PRESETS)
+def test_bfloat16_cast_gives_the_processor_output_cast(preset, backend):
+    # cast="bfloat16" (vLLM, for a bfloat16 model): a float32 call to torch tensors gives the
+    # features in bfloat16, equal to the processor's float32 output cast as vLLM casts it;
+    # numpy outputs and uint8 calls are as without the cast.
+    import torch
+
+    ref = gen.image_processor(preset, backend)
+    acc = hf.accelerate(gen.image_processor(preset, backend), strict=True, cast="bfloat16")
+    images = [_photo(w, h) for w, h in SIZES[:5]]
+    want, got = ref(images=images, return_tensors="pt"), acc(images=images, return_tensors="pt")
+    assert got.keys() == want.keys() and got["pixel_values"].dtype == torch.bfloat16
+    assert torch.equal(got["pixel_values"], want["pixel_values"].to(torch.bfloat16))
+    assert torch.equal(got["image_grid_thw"], want["image_grid_thw"])
+    for call in ({"return_tensors": "np"}, {"return_tensors": "pt", "do_rescale": False, "do_normalize": False}):
+        assert_same_batch(ref(images=images, **call), acc(images=images, **call))
+    assert hf.stats() == {"served": {type(ref).__name__: 3}, "fallbacks": {}}
+    with pytest.raises(ValueError, match="cast must be"):
+        hf.accelerate(gen.image_processor(preset, backend), cast="float16")
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_input_forms_equal_the_processor(backend):
     ref, acc = _pair("qwen2_5_vl", backend)

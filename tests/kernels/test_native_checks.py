@@ -206,6 +206,25 @@ def test_patchify_qwen_u8_rejects_every_break():
         _call_qwen({**a, "out": shared.reshape(a["out"].shape), "frames": shared[: 56 * 84 * 3].reshape(56, 84, 3)})
 
 
+def test_patchify_qwen_bf16_rejects_every_break():
+    # A uint16 table (bf16 bits): out must be uint16 of the same shape, the table [3, 256].
+    a = {**_qwen_args(), "lut": RNG.integers(0, 1 << 16, (3, 256), dtype=np.uint16),
+         "out": np.zeros((4 * 6, 3 * 2 * 196), np.uint16)}
+    _call_qwen(a)
+    breaks = [("out", v) for v in NOT_BUFFERS] + [
+        ("out", _ro(a["out"])), ("out", a["out"][:-1]), ("out", a["out"][:, :-1]), ("out", a["out"].astype(np.float32)),
+        ("out", _fortran(a["out"])), ("out", _strided(a["out"], 0)), ("out", a["out"].view(np.int16)),
+        ("lut", a["lut"][:, :255]), ("lut", a["lut"].view(np.int16)), ("lut", _strided(a["lut"], 1)),
+        ("lut", a["lut"].astype(np.uint32)),
+    ]
+    assert not _accepted(_call_qwen, [(name, value, {**a, name: value}) for name, value in breaks])
+    # A float32 out with a uint16 table, or the reverse, is refused, never reinterpreted.
+    with pytest.raises(K.KernelError, match="out"):
+        _call_qwen({**a, "out": _qwen_args()["out"]})
+    with pytest.raises(K.KernelError, match="out"):
+        _call_qwen({**_qwen_args(), "out": a["out"]})
+
+
 def test_patchify_qwen_output_over_its_input_is_rejected():
     a = _qwen_args()
     shared = np.zeros(a["out"].size, np.float32)

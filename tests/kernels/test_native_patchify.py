@@ -17,7 +17,9 @@ import pytest
 from inkling_plugin import patchify as inkling
 
 from mm_framework import par
-from mm_framework.kernels import channel_norm_fused, channel_norm_pil, native, patchify_merged_blocks
+from mm_framework.kernels import (
+    Bf16Norm, bf16_bits, channel_norm_fused, channel_norm_pil, native, patchify_merged_blocks,
+)
 
 pytestmark = pytest.mark.skipif(not native.built(), reason=f"native kernels not built: {native.missing_cause()}")
 
@@ -73,6 +75,26 @@ def test_qwen_u8_patches_equal_numpy(ps, merge, tps):
         frames = rng.integers(0, 256, (tps, bh * step, bw * step, 3), dtype=np.uint8)[:, :, ::-1][:, ::-1]
         assert np.array_equal(native.patchify_qwen(frames, None, ps, merge, tps),
                               portable(patchify_merged_blocks, frames, ps, merge, tps, None))
+
+
+@pytest.mark.parametrize("ps,merge,tps", GEOMETRIES)
+def test_qwen_bf16_patches_are_the_rounded_f32_patches(ps, merge, tps):
+    # A Bf16Norm: the f32 patches rounded to bfloat16 as torch rounds them; the C kernel
+    # looks the bits up in its uint16 table, the portable path rounds the f32 patches.
+    rng = np.random.default_rng(ps * 100 + merge * 10 + tps + 11)
+    step = ps * merge
+    for norm in NORMS:
+        b16 = Bf16Norm(norm)
+        for bh, bw in ((1, 1), (2, 3)):
+            img = rng.integers(0, 256, (bh * step, bw * step, 3), dtype=np.uint8)
+            want = bf16_bits(portable(patchify_merged_blocks, img, ps, merge, tps, norm))
+            got = native.patchify_qwen(img, b16.lut, ps, merge, tps)
+            assert got.dtype == np.uint16 and np.array_equal(got, want)
+            assert np.array_equal(portable(patchify_merged_blocks, img, ps, merge, tps, b16), want)
+            assert np.array_equal(dispatched(patchify_merged_blocks, img, ps, merge, tps, b16), want)
+            frames = rng.integers(0, 256, (tps, bh * step, bw * step, 3), dtype=np.uint8)
+            assert np.array_equal(native.patchify_qwen(frames, b16.lut, ps, merge, tps),
+                                  bf16_bits(portable(patchify_merged_blocks, frames, ps, merge, tps, norm)))
 
 
 @pytest.mark.parametrize("ps,merge,tps", [g for g in GEOMETRIES if g[2] > 1])

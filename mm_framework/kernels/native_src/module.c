@@ -153,7 +153,23 @@ static int check_frames(const mmf_buf *b, Py_ssize_t tps, mmf_plane *frame, Py_s
     return 0;
 }
 
-/* patchify_qwen(frames, lut, out, ps, merge, tps, lo, hi): lut None writes uint8 patches into a uint8 out. */
+/* The item code of a patchify_qwen table: 'H' (uint16 bf16 bits) when the object exports
+ * uint16 items, else 'f' (mmf_take then checks it fully either way). */
+static char lut_code(PyObject *lut) {
+    Py_buffer view;
+    if (PyObject_GetBuffer(lut, &view, PyBUF_RECORDS_RO) < 0) {
+        PyErr_Clear();
+        return 'f';
+    }
+    const char *fmt = view.format ? view.format : "B";
+    fmt += (fmt[0] == '@' || fmt[0] == '=' || (fmt[0] == '<' && PY_LITTLE_ENDIAN));
+    const char code = fmt[0] == 'H' && fmt[1] == '\0' ? 'H' : 'f';
+    PyBuffer_Release(&view);
+    return code;
+}
+
+/* patchify_qwen(frames, lut, out, ps, merge, tps, lo, hi): out has the lut's item type (float32 or uint16);
+ * lut None writes uint8 patches into a uint8 out. */
 static PyObject *patchify_qwen(PyObject *self, PyObject *args) {
     (void)self;
     PyObject *o[3];
@@ -163,10 +179,11 @@ static PyObject *patchify_qwen(PyObject *self, PyObject *args) {
     }
     mmf_buf b[3] = {{.held = 0}};
     const int u8 = o[1] == Py_None;
+    const char code = u8 ? 'B' : lut_code(o[1]);
     mmf_plane frame;
     Py_ssize_t n_frames, frame_stride;
     int ok = check_patch_args(ps, merge, tps) == 0 && mmf_take(o[0], &b[0], "frames", 'B', 0) == 0 &&
-             (u8 || mmf_take(o[1], &b[1], "lut", 'f', 0) == 0) && mmf_take(o[2], &b[2], "out", u8 ? 'B' : 'f', 1) == 0 &&
+             (u8 || mmf_take(o[1], &b[1], "lut", code, 0) == 0) && mmf_take(o[2], &b[2], "out", code, 1) == 0 &&
              check_frames(&b[0], tps, &frame, &n_frames, &frame_stride) == 0;
     if (ok && (frame.rows % (ps * merge) || frame.width % (ps * merge))) {
         PyErr_Format(mmf_KernelError, "frames: %dx%d is not a multiple of patch %zd x merge %zd", frame.rows,
@@ -188,7 +205,7 @@ static PyObject *patchify_qwen(PyObject *self, PyObject *args) {
             ok = 0;
         } else {
             mmf_qwen_job job = {frame.data, frame_stride, frame.stride, (int)n_frames, frame.rows, frame.width,
-                                (int)ps, (int)merge, (int)tps, u8 ? NULL : (const float *)b[1].view.buf,
+                                (int)ps, (int)merge, (int)tps, u8 ? NULL : b[1].view.buf, code == 'H' ? 2 : 4,
                                 b[2].view.buf, planes};
             Py_BEGIN_ALLOW_THREADS
             mmf_patchify_qwen(&job, (int)lo, (int)hi);

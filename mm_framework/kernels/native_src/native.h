@@ -64,7 +64,8 @@ void mmf_resample_vertical(const mmf_plane *src, const mmf_plane *dst, const mmf
 
 /* Qwen-VL merged-block patchify of merge-window rows [lo, hi) (docs/kernels.md).
  * `frames` holds n_frames HWC frames (n_frames is 1 or tps) `frame_stride` bytes apart.
- * With `lut` the output is f32 table values; without it, the uint8 pixels themselves.
+ * With `lut` the output is its values (f32, or uint16 bf16 bits: `lut_bytes` 4 or 2);
+ * without it, the uint8 pixels themselves.
  * `planes`: n_frames * 3 * ps * merge * width + 15 bytes of scratch, the caller's own (one
  * per concurrent call). */
 typedef struct {
@@ -72,8 +73,9 @@ typedef struct {
     ptrdiff_t frame_stride, row_stride;
     int n_frames, height, width;
     int ps, merge, tps;
-    const float *lut; /* [3][256], or NULL for uint8 patches */
-    void *out;        /* [(h/ps)*(w/ps)][3*tps*ps*ps] f32, or uint8 without lut */
+    const void *lut;  /* [3][256] f32 or uint16, or NULL for uint8 patches */
+    int lut_bytes;    /* 4 or 2 (with lut) */
+    void *out;        /* [(h/ps)*(w/ps)][3*tps*ps*ps] of the lut's type, or uint8 without lut */
     uint8_t *planes;  /* [n_frames][3][ps * merge][width] scratch */
 } mmf_qwen_job;
 void mmf_patchify_qwen(const mmf_qwen_job *job, int lo, int hi);

@@ -53,12 +53,19 @@ MMF_INLINE void copy_over(uint8_t *dst, const uint8_t *src, int n) {
  * but the last is copied in 16-byte moves whose excess the next row overwrites (it is
  * shorter than a row for ps >= 8); the last row is exact, so nothing past the plane is
  * written. Reads reach up to 15 bytes past a row, within `planes` (15 bytes of slack). */
-MMF_INLINE void qwen_plane(const uint8_t *src, size_t pitch, int ps, const float *lut, void *out) {
+MMF_INLINE void qwen_plane(const uint8_t *src, size_t pitch, int ps, const void *lut, int elem, void *out) {
     for (int py = 0; py < ps; py++, src += pitch) {
-        if (lut) {
+        if (elem == 4) {
+            const float *l = lut;
             float *o = (float *)out + (size_t)py * ps;
             for (int k = 0; k < ps; k++) {
-                o[k] = lut[src[k]];
+                o[k] = l[src[k]];
+            }
+        } else if (elem == 2) {
+            const uint16_t *l = lut;
+            uint16_t *o = (uint16_t *)out + (size_t)py * ps;
+            for (int k = 0; k < ps; k++) {
+                o[k] = l[src[k]];
             }
         } else if (ps >= 8 && py + 1 < ps) {
             copy_over((uint8_t *)out + (size_t)py * ps, src, ps);
@@ -74,7 +81,8 @@ MMF_HOT static void qwen_rows(const mmf_qwen_job *j, int lo, int hi) {
     const int ps = j->ps, merge = j->merge, step = ps * merge, p2 = ps * ps;
     const int bw = j->width / step;
     const size_t pitch = (size_t)j->width, plane = pitch * step, frame_planes = 3 * plane;
-    const size_t elem = j->lut ? sizeof(float) : 1, row_values = (size_t)3 * j->tps * p2;
+    const int elem = j->lut ? j->lut_bytes : 1;
+    const size_t row_values = (size_t)3 * j->tps * p2;
     for (int by = lo; by < hi; by++) {
         for (int t = 0; t < j->n_frames; t++) {
             const uint8_t *frame = j->frames + t * j->frame_stride + (ptrdiff_t)by * step * j->row_stride;
@@ -91,14 +99,14 @@ MMF_HOT static void qwen_rows(const mmf_qwen_job *j, int lo, int hi) {
                     uint8_t *out = (uint8_t *)j->out + row * row_values * elem;
                     const size_t at = (size_t)my * ps * pitch + (size_t)(bx * step + mx * ps);
                     for (int c = 0; c < 3; c++) {
-                        const float *lut = j->lut ? j->lut + 256 * c : NULL;
+                        const void *lut = j->lut ? (const uint8_t *)j->lut + (size_t)256 * c * elem : NULL;
                         for (int s = 0; s < j->tps; s++) {
                             void *o = out + ((size_t)c * j->tps + s) * p2 * elem;
                             if (s >= j->n_frames) {
                                 memcpy(o, out + (size_t)c * j->tps * p2 * elem, p2 * elem);
                                 continue;
                             }
-                            qwen_plane(j->planes + s * frame_planes + c * plane + at, pitch, ps, lut, o);
+                            qwen_plane(j->planes + s * frame_planes + c * plane + at, pitch, ps, lut, elem, o);
                         }
                     }
                 }

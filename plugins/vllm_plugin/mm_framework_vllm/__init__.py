@@ -99,7 +99,11 @@ def served_processor(model_config: Any, hf_processor: Any) -> Any:
             from mm_framework import hf
 
             twin = copy.copy(hf_processor)
-            accelerated = hf.accelerate(twin)
+            # vLLM casts every floating output of the call to the model's dtype
+            # (InputProcessingContext._postprocess_output): for a bfloat16 model the image
+            # features are written in bfloat16 at once, the values that cast gives.
+            cast = "bfloat16" if str(getattr(model_config, "dtype", "")) == "torch.bfloat16" else None
+            accelerated = hf.accelerate(twin, cast=cast)
             # accelerate leaves a processor it cannot clone as it was (and counts why).
             found = accelerated if accelerated.image_processor is not hf_processor.image_processor else hf_processor
             _served[hf_processor] = found

@@ -77,12 +77,12 @@ def _processor(model_dir: Path, device_normalize: bool, **engine_args):
     from vllm.engine.arg_utils import EngineArgs
     from vllm.multimodal import MULTIMODAL_REGISTRY
 
-    # float32: vLLM casts float features to the model's dtype (bfloat16 in these configs),
-    # which could hide a difference in the low bits; equal float32 is equal in any dtype.
-    engine_args = {"limit_mm_per_prompt": {"image": 4}, **engine_args}
+    # float32 unless asked: vLLM casts float features to the model's dtype (bfloat16 in these
+    # configs), which could hide a difference in the low bits; equal float32 is equal in any
+    # dtype. (A bfloat16 model is tested on its own: the plugin then writes bfloat16.)
+    engine_args = {"limit_mm_per_prompt": {"image": 4}, "dtype": "float32", **engine_args}
     config = EngineArgs(model=str(model_dir), max_model_len=8192,
-                        mm_device_do_normalize=device_normalize, dtype="float32",
-                        **engine_args).create_model_config()
+                        mm_device_do_normalize=device_normalize, **engine_args).create_model_config()
     assert config.multimodal_config.mm_device_do_normalize is device_normalize
     return MULTIMODAL_REGISTRY.create_processor(config)
 
@@ -208,6 +208,25 @@ def test_glm4v_apply_equals_vllm_without_plugin(device_normalize, glm4v_dir, ori
         vllm_models.assert_same_input(got, want)
         pixels = got["mm_kwargs"]["image"][0]["pixel_values"].data
         assert pixels.dtype == (torch.uint8 if device_normalize else torch.float32)
+
+
+@pytest.mark.parametrize("arch", [*vllm_models.MODELS, "Glm4vForConditionalGeneration"])
+def test_bfloat16_model_gets_the_features_vllms_cast_gives(arch, model_root, glm4v_dir, original_call, monkeypatch):
+    """A bfloat16 model with mm_device_do_normalize off: vLLM casts the float32 pixel_values
+    to bfloat16 after the call; the plugin's call gives bfloat16 at once (the families'
+    pixels="bf16"), and the cast then changes nothing: equal to vLLM's own to the bit."""
+    glm = arch.startswith("Glm4v")
+    processor = _processor(glm4v_dir if glm else model_root[arch], False, dtype="bfloat16")
+    served = "Glm4vImageProcessor" if glm else "Qwen2VLImageProcessor"
+    for names, mm_kwargs in CASES[:3]:
+        run = lambda: _apply(processor, [IMAGES[n] for n in names], mm_kwargs,  # noqa: E731
+                             placeholder=vllm_models.GLM4V_IMAGE if glm else QWEN_IMAGE)
+        want = _reference(monkeypatch, original_call, run)
+        hf.reset_stats()
+        got = run()
+        assert hf.stats() == {"served": {served: 1}, "fallbacks": {}}, (names, mm_kwargs)
+        vllm_models.assert_same_input(got, want)
+        assert got["mm_kwargs"]["image"][0]["pixel_values"].data.dtype == torch.bfloat16
 
 
 def test_paddleocr_vl_pixel_bounds(other_processors, original_call, monkeypatch):
