@@ -1,11 +1,18 @@
-"""``pixels="u8"``: the resized pixels in the final patch layout, for an engine that
-normalizes on its device (vLLM asks the processor for them with ``do_rescale=False,
-do_normalize=False``).
+"""The pixel modes besides f32.
 
-Each feature's ``PixelNorm`` must give back the f32 path's bytes exactly, in numpy and in
-torch. The norm tables are strictly increasing per channel (std is non-zero), so equal
-normalized bytes also mean equal u8 values: the layout itself is checked by the same
-comparison.
+``pixels="u8"``: the resized pixels in the final patch layout, for an engine that
+normalizes on its device (vLLM asks the processor for them with ``do_rescale=False,
+do_normalize=False``). Each feature's ``PixelNorm`` must give back the f32 path's bytes
+exactly, in numpy and in torch. The norm tables are strictly increasing per channel (std
+is non-zero), so equal normalized bytes also mean equal u8 values: the layout itself is
+checked by the same comparison.
+
+``pixels="bf16"``: the f32 ``pixel_values`` rounded to bfloat16 as
+``tensor.to(torch.bfloat16)`` rounds them (to nearest even), written once at half the
+bytes: what an engine that casts a processor's float outputs to a bfloat16 model
+receives (vLLM with ``mm_device_do_normalize`` off).
+
+Everything else of the output is the f32 path's.
 """
 
 from __future__ import annotations
@@ -21,7 +28,7 @@ from PIL import Image
 import mm_framework as mmf
 from mm_framework import par
 from mm_framework import plugin as mmp
-from mm_framework.kernels import channel_norm_pil, patchify_merged_blocks
+from mm_framework.kernels import bf16_bits, channel_norm_pil, native, patchify_merged_blocks
 
 from .qwen_video_replay import CASES, load, request, spec_for
 
@@ -40,8 +47,8 @@ def _png(w: int, h: int, seed: int = 0) -> bytes:
     return buf.getvalue()
 
 
-def _pipes(spec: dict) -> tuple[mmf.Pipeline, mmf.Pipeline]:
-    return mmf.pipeline_from_spec(spec), mmf.pipeline_from_spec({**spec, "pixels": "u8"})
+def _pipes(spec: dict, pixels: str = "u8") -> tuple[mmf.Pipeline, mmf.Pipeline]:
+    return mmf.pipeline_from_spec(spec), mmf.pipeline_from_spec({**spec, "pixels": pixels})
 
 
 def _same_but_pixels(f32: mmf.Output, u8: mmf.Output) -> None:
@@ -63,12 +70,33 @@ def _same_but_pixels(f32: mmf.Output, u8: mmf.Output) -> None:
             assert ku[name].tobytes() == kf[name].tobytes()
 
 
+def _same_but_rounded(f32: mmf.Output, bf16: mmf.Output) -> None:
+    assert np.array_equal(f32.input_ids, bf16.input_ids) and f32.offsets == bf16.offsets
+    assert f32.positions == bf16.positions
+    for a, b in zip(f32.items, bf16.items, strict=True):
+        assert b.feature.dtype == "bf16" and b.feature.shape == a.feature.shape
+        assert np.array_equal(b.feature.array, bf16_bits(a.feature.array))
+        assert b.aux == a.aux and b.hash == a.hash and b.geometry == a.geometry
+    kf, kb = f32.model_kwargs(), bf16.model_kwargs()
+    assert kf.keys() == kb.keys()
+    for name in kf:
+        if name.startswith("pixel_values"):
+            assert kb[name].dtype == np.uint16 and np.array_equal(kb[name], bf16_bits(kf[name]))
+        else:
+            assert kb[name].tobytes() == kf[name].tobytes()
+
+
+# pixel mode -> what its output must be, given the f32 output
+SAME_BUT = {"u8": _same_but_pixels, "bf16": _same_but_rounded}
+
+
+@pytest.mark.parametrize("pixels", list(SAME_BUT))
 @pytest.mark.parametrize("backend", ["pil", "torchvision"])
 @pytest.mark.parametrize("preset", PRESETS)
-def test_u8_patches_normalize_to_the_f32_bytes(preset, backend):
-    f32, u8 = _pipes({**mmf.preset(preset), "backend": backend})
+def test_patches_are_the_f32_patches_in_another_dtype(preset, backend, pixels):
+    f32, other = _pipes({**mmf.preset(preset), "backend": backend}, pixels)
     images = [_png(w, h, i) for i, (w, h) in enumerate(SIZES)]
-    _same_but_pixels(f32.process(mmf.MmInput(images=images)), u8.process(mmf.MmInput(images=images)))
+    SAME_BUT[pixels](f32.process(mmf.MmInput(images=images)), other.process(mmf.MmInput(images=images)))
 
 
 def test_u8_is_a_quarter_of_the_bytes():
@@ -79,11 +107,12 @@ def test_u8_is_a_quarter_of_the_bytes():
 
 
 @pytest.mark.skipif(not HAS_AV, reason="decoding a clip needs PyAV (mm-framework[video])")
+@pytest.mark.parametrize("pixels", list(SAME_BUT))
 @pytest.mark.parametrize("case", VIDEO_CASES, ids=lambda p: p.stem)
-def test_u8_video_patches_normalize_to_the_f32_bytes(case):
+def test_video_patches_are_the_f32_patches_in_another_dtype(case, pixels):
     c = load(case)
-    f32, u8 = _pipes(spec_for(c))
-    _same_but_pixels(f32.process(request(c)), u8.process(request(c)))
+    f32, other = _pipes(spec_for(c), pixels)
+    SAME_BUT[pixels](f32.process(request(c)), other.process(request(c)))
 
 
 @pytest.mark.torch_parity
@@ -101,8 +130,9 @@ def test_torch_normalize_gives_the_f32_bytes(backend):
     assert got.dtype == torch.float32 and torch.equal(got, a["pixel_values"])
 
 
-def test_same_bytes_inline_threaded_and_cached():
-    spec = {**mmf.preset("qwen2_vl"), "pixels": "u8"}
+@pytest.mark.parametrize("pixels", list(SAME_BUT))
+def test_same_bytes_inline_threaded_cached_and_portable(pixels):
+    spec = {**mmf.preset("qwen2_vl"), "backend": "torchvision", "pixels": pixels}
     req = mmf.MmInput(images=[_png(1280, 960, 3), _png(333, 777, 4)])
     outs = []
     for threads in ("inline", 2):
@@ -113,8 +143,32 @@ def test_same_bytes_inline_threaded_and_cached():
             par.set_threads(None)
     cached = mmf.pipeline_from_spec(spec, cache=mmf.FeatureCache(1 << 26))
     outs += [cached.process(req), cached.process(req)]
+    native.set_mode("portable")
+    try:
+        outs.append(mmf.pipeline_from_spec(spec).process(req))
+    finally:
+        native.set_mode(None)
     for out in outs[1:]:
         assert [it.feature for it in out.items] == [it.feature for it in outs[0].items]
+
+
+@pytest.mark.torch_parity
+@pytest.mark.skipif(not HAS_TORCH, reason="needs torch")
+def test_torch_cast_of_the_f32_patches_gives_the_bf16_tensor():
+    import torch
+
+    f32, bf16 = _pipes(mmf.preset("qwen2_5_vl"), "bf16")
+    req = mmf.MmInput(images=[_png(w, h, i) for i, (w, h) in enumerate(SIZES[:5])])
+    want = f32.process(req).model_kwargs(as_torch=True)["pixel_values"].to(torch.bfloat16)
+    got = bf16.process(req).model_kwargs(as_torch=True)["pixel_values"]
+    assert got.dtype == torch.bfloat16 and torch.equal(got, want)
+
+
+def test_spec_keeps_bf16_and_an_f32_only_family_refuses_it():
+    assert mmf.pipeline_from_spec({**mmf.preset("qwen2_vl"), "pixels": "bf16"}).spec["pixels"] == "bf16"
+    if "paddleocr_vl" in mmf.list_presets():  # a patch-grid family that writes f32 only
+        with pytest.raises(mmf.SpecError, match="pixels"):
+            mmf.pipeline_from_spec({**mmf.preset("paddleocr_vl"), "pixels": "bf16"})
 
 
 def test_tensor_with_norm_pickles_and_compares_its_norm():

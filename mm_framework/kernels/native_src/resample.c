@@ -42,7 +42,8 @@ void mmf_resample_vertical(const mmf_plane *src, const mmf_plane *dst, const mmf
  *
  * A block is 32 RGB rows (lane 32c + r: channel c of row r) or 64 L rows (lane r): 96 or
  * 64 lanes. Its pixels are laid out source column by source column (`cols`), by 16 x 16
- * tile transposes (RGB: rows r and r + 16 as the two halves of one 32-byte transpose); an
+ * tile transposes, two at a time as the halves of 32-byte vectors (RGB: rows r and r + 16
+ * of a channel; L: rows r and r + 16 of a group of 32); an
  * output column is then a weighted sum of whole lane vectors, like the vertical pass.
  * Every 16 output columns are transposed back and stored into the block's rows. */
 
@@ -99,15 +100,16 @@ MMF_INLINE void gather_rgb(const mmf_plane *src, int r0, int nrows, uint8_t *col
 
 MMF_INLINE void gather_l(const mmf_plane *src, int r0, int nrows, uint8_t *cols) {
     const int lanes = block_lanes(1), full = src->width / TILE * TILE;
-    mmf_u8x16 t[TILE];
+    mmf_u8x32 t[TILE];
     for (int x0 = 0; x0 < full; x0 += TILE) {
-        for (int g = 0; g < L_ROWS / TILE; g++) {
+        for (int g = 0; g < L_ROWS; g += 2 * TILE) { /* row groups g and g + 16 as the two halves */
             for (int r = 0; r < TILE; r++) {
-                t[r] = load16(block_row(src, r0, nrows, g * TILE + r) + x0);
+                t[r] = join16(load16(block_row(src, r0, nrows, g + r) + x0),
+                              load16(block_row(src, r0, nrows, g + TILE + r) + x0));
             }
-            transpose16(t);
+            transpose16x2(t);
             for (int x = 0; x < TILE; x++) {
-                store16(cols + (size_t)(x0 + x) * lanes + g * TILE, t[x]);
+                store32(cols + (size_t)(x0 + x) * lanes + g, t[x]);
             }
         }
     }
@@ -153,14 +155,17 @@ MMF_INLINE void scatter_rgb(const mmf_plane *dst, int r0, int nrows, int xx0, co
 /* 16 output columns [xx0, xx0 + 16) of an L block. */
 MMF_INLINE void scatter_l(const mmf_plane *dst, int r0, int nrows, int xx0, const uint8_t *px) {
     const int lanes = block_lanes(1);
-    mmf_u8x16 t[TILE];
-    for (int g = 0; g < L_ROWS / TILE; g++) {
+    mmf_u8x32 t[TILE];
+    for (int g = 0; g < L_ROWS; g += 2 * TILE) {
         for (int k = 0; k < TILE; k++) {
-            t[k] = load16(px + k * lanes + g * TILE);
+            t[k] = load32(px + k * lanes + g);
         }
-        transpose16(t);
-        for (int r = 0; r < TILE && g * TILE + r < nrows; r++) {
-            store16(dst->data + (ptrdiff_t)(r0 + g * TILE + r) * dst->stride + xx0, t[r]);
+        transpose16x2(t);
+        for (int r = 0; r < TILE && g + r < nrows; r++) {
+            store16(dst->data + (ptrdiff_t)(r0 + g + r) * dst->stride + xx0, low16(t[r]));
+        }
+        for (int r = 0; r < TILE && g + TILE + r < nrows; r++) {
+            store16(dst->data + (ptrdiff_t)(r0 + g + TILE + r) * dst->stride + xx0, high16(t[r]));
         }
     }
 }

@@ -1,4 +1,5 @@
-/* 16 x 16 byte tile transposes and RGB (de)interleaving on 16-byte vectors, for the
+/* 16 x 16 byte tile transposes (two at a time, on 32-byte vectors) and RGB
+ * (de)interleaving on 16-byte vectors, for the
  * horizontal pass (resample.c). GNU C vector extensions: each shuffle compiles to the
  * unpack/shuffle instructions of the target in use (SSE2 in the baseline build, VEX
  * forms in the AVX2 clone), so one source serves every clone. Always inlined, so each
@@ -21,20 +22,6 @@ MMF_INLINE mmf_u8x16 load16(const uint8_t *p) {
 
 MMF_INLINE void store16(uint8_t *p, mmf_u8x16 v) {
     memcpy(p, &v, 16);
-}
-
-/* In place: t[j] byte i becomes t[i] byte j. Four rounds of interleaving rows i and
- * i + 8 rotate the 8-bit (row, column) index by one bit each, i.e. swap row and column. */
-MMF_INLINE void transpose16(mmf_u8x16 t[16]) {
-    for (int round = 0; round < 4; round++) {
-        mmf_u8x16 n[16];
-        for (int i = 0; i < 8; i++) {
-            n[2 * i] = __builtin_shufflevector(t[i], t[i + 8], 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
-            n[2 * i + 1] =
-                __builtin_shufflevector(t[i], t[i + 8], 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
-        }
-        memcpy(t, n, sizeof(n));
-    }
 }
 
 /* Two 16 x 16 tiles side by side, one per 128-bit half: the unpacks of AVX2 interleave
@@ -69,7 +56,9 @@ MMF_INLINE void store32(uint8_t *p, mmf_u8x32 v) {
     memcpy(p, &v, 32);
 }
 
-/* transpose16 on both halves at once. */
+/* In place, in each half: t[j] byte i becomes t[i] byte j. Four rounds of interleaving
+ * rows i and i + 8 rotate the 8-bit (row, column) index by one bit each, i.e. swap row
+ * and column. */
 MMF_INLINE void transpose16x2(mmf_u8x32 t[16]) {
     for (int round = 0; round < 4; round++) {
         mmf_u8x32 n[16];
