@@ -57,6 +57,8 @@ _INERT = frozenset({"disable_grouping"})
 _PROBE = np.zeros((28, 28, 3), dtype=np.uint8)
 # Pipelines built for call kwargs of the saved config, at most (a request may send any value).
 _MAX_PIPES = 32
+# The pixel modes besides f32, as a refusal names them.
+_PATCH_NAMES = {"u8": "uint8", "bf16": "bfloat16"}
 
 
 class AcceleratedImageProcessor(StandIn):
@@ -156,8 +158,8 @@ class AcceleratedImageProcessor(StandIn):
         try:
             pipe = Pipeline(spec if pixels == "f32" else {**spec, "pixels": pixels}, hashes=False)
         except SpecError as e:
-            if pixels in ("u8", "bf16"):
-                return f"{pixels} patches: family {self._spec['family']!r} has no pixels={pixels!r}"
+            if pixels in _PATCH_NAMES:
+                return f"{_PATCH_NAMES[pixels]} patches: family {self._spec['family']!r} has no pixels={pixels!r}"
             return f"options {config}: {e}"
         if pixels == "u8" and self._u8_dtypes is None:
             try:
