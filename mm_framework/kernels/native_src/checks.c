@@ -33,8 +33,7 @@ static Py_ssize_t item_size(char code) {
     return code == 'B' ? 1 : code == 'H' ? 2 : 4;
 }
 
-/* Native-order formats only: "X", "@X", "=X", and "<X" on little-endian hosts. */
-static int format_is(const char *fmt, char code) {
+int mmf_format_is(const char *fmt, char code) {
     if (fmt == NULL) {
         return code == 'B';
     }
@@ -54,7 +53,7 @@ int mmf_take(PyObject *obj, mmf_buf *b, const char *name, char code, int writabl
         return fail("%s: the object does not export strided %s data", name, item_name(code));
     }
     b->held = 1;
-    if (!format_is(b->view.format, code) || b->view.itemsize != item_size(code)) {
+    if (!mmf_format_is(b->view.format, code) || b->view.itemsize != item_size(code)) {
         return fail("%s: expected %s items, got format %s", name, item_name(code),
                     b->view.format ? b->view.format : "B");
     }

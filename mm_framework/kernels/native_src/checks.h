@@ -20,6 +20,10 @@ typedef struct {
     int held;
 } mmf_buf;
 
+/* Whether a buffer format is item `code` in native order: "X", "@X", "=X", and "<X" on
+ * little-endian hosts (NULL is "B"). */
+int mmf_format_is(const char *fmt, char code);
+
 /* A buffer of item `code` ('B', 'H', 'i', 'f'); writable if asked. */
 int mmf_take(PyObject *obj, mmf_buf *b, const char *name, char code, int writable);
 void mmf_release(mmf_buf *b, int n);

@@ -161,9 +161,7 @@ static char lut_code(PyObject *lut) {
         PyErr_Clear();
         return 'f';
     }
-    const char *fmt = view.format ? view.format : "B";
-    fmt += (fmt[0] == '@' || fmt[0] == '=' || (fmt[0] == '<' && PY_LITTLE_ENDIAN));
-    const char code = fmt[0] == 'H' && fmt[1] == '\0' ? 'H' : 'f';
+    const char code = mmf_format_is(view.format, 'H') ? 'H' : 'f';
     PyBuffer_Release(&view);
     return code;
 }
