@@ -23,10 +23,11 @@ def accelerate(processor: Any, *, strict: bool = False, cast: str | None = None)
     (``accelerate(processor.video_processor, strict=True)`` says why).
 
     ``cast="bfloat16"`` is for a caller that casts every floating output to bfloat16 right
-    after each call (vLLM, for a bfloat16 model): image features then come in bfloat16
-    where the family writes them so (image_processor.py), the values that cast gives."""
+    after each call (vLLM, for a bfloat16 model): image and video features then come in
+    bfloat16 where the family writes them so (image_processor.py), the values that cast
+    gives."""
     if _is_video_processor(processor):
-        return _wrapped(processor, AcceleratedVideoProcessor, video_processor_spec, strict)
+        return _wrapped(processor, AcceleratedVideoProcessor, video_processor_spec, strict, cast=cast)
     if not hasattr(processor, "image_processor"):
         return _wrapped(processor, AcceleratedImageProcessor, image_processor_spec, strict, cast=cast)
     processor.image_processor = _wrapped(processor.image_processor, AcceleratedImageProcessor, image_processor_spec,
@@ -34,7 +35,7 @@ def accelerate(processor: Any, *, strict: bool = False, cast: str | None = None)
     video = getattr(processor, "video_processor", None)
     if video is not None and not isinstance(video, AcceleratedVideoProcessor):
         try:
-            processor.video_processor = AcceleratedVideoProcessor(video, video_processor_spec(video))
+            processor.video_processor = AcceleratedVideoProcessor(video, video_processor_spec(video), cast=cast)
         except UnsupportedError:
             pass
     return processor

@@ -74,6 +74,23 @@ class StandIn:
         return pixel_bounds(self._original.size, size, min_pixels, max_pixels)
 
 
+# What a caller may say it casts every floating output to right after each call.
+CASTS = (None, "bfloat16")
+
+
+def checked_cast(cast: str | None) -> str | None:
+    if cast not in CASTS:
+        raise ValueError(f"cast must be None or 'bfloat16', got {cast!r}")
+    return cast
+
+
+def torch_outputs(data: Mapping[str, np.ndarray], pixels: str) -> dict[str, Any]:
+    """``data`` as torch tensors; with ``pixels="bf16"`` the uint16 feature bits as bfloat16."""
+    from ..handoff import to_torch
+
+    return {k: to_torch(v, "bf16" if pixels == "bf16" and v.dtype == np.uint16 else None) for k, v in data.items()}
+
+
 def pixel_mode(original: Any, rescale: bool | None, normalize: bool | None) -> str:
     """The pixel mode (``"f32"`` or ``"u8"``) of a call's ``do_rescale`` / ``do_normalize``
     (``None``: the processor's own)."""

@@ -48,7 +48,9 @@ from PIL import Image as PILImage
 from ..errors import MmError, SpecError, UnsupportedError
 from ..pipeline import Pipeline
 from ..request import Image, MmInput
-from .calls import Declined, StandIn, cpu_array, pixel_mode, same, size_is_bounds, tensor_type, writable
+from .calls import (
+    Declined, StandIn, checked_cast, cpu_array, pixel_mode, same, size_is_bounds, tensor_type, torch_outputs, writable,
+)
 from .resolve import image_processor_spec
 
 # Options whose value never changes the tensors (batching only).
@@ -67,9 +69,7 @@ class AcceleratedImageProcessor(StandIn):
 
     def __init__(self, original: Any, spec: Mapping[str, Any], *, cast: str | None = None) -> None:
         super().__init__(original)
-        if cast not in (None, "bfloat16"):
-            raise ValueError(f"cast must be None or 'bfloat16', got {cast!r}")
-        self._cast = cast
+        self._cast = checked_cast(cast)
         self._spec = dict(spec)
         # Unhashed, as in calls.Pipelines: nothing of a transformers call carries a hash.
         base = Pipeline(self._spec, hashes=False)
@@ -197,12 +197,7 @@ class AcceleratedImageProcessor(StandIn):
             kwargs = {k: v.astype(self._u8_dtypes.get(k, v.dtype), copy=False) if v.dtype == np.uint8 else v
                       for k, v in kwargs.items()}
         data = {k: writable(v) for k, v in kwargs.items()}
-        if torch_out:
-            from ..handoff import to_torch
-
-            data = {k: to_torch(v, "bf16" if pixels == "bf16" and v.dtype == np.uint16 else None)
-                    for k, v in data.items()}
-        return BatchFeature(data=data)
+        return BatchFeature(data=torch_outputs(data, pixels) if torch_out else data)
 
 
 def _stacks_without_return_tensors(original: Any) -> bool:

@@ -23,6 +23,9 @@ need the tokenizer, as GLM-4V's timestamps do). A call is served only when:
 * any other option the processor takes at its own value. A pipeline refusal (a limit, an
   aspect ratio transformers refuses too) and anything transformers' batching or sampling
   raises hand the call back as well, so the result, or the error, is the original's.
+
+Built with ``cast="bfloat16"``, a float32 call returning torch tensors gets its features in
+bfloat16 where the family writes ``pixels="bf16"``, as the image adapter does.
 """
 
 from __future__ import annotations
@@ -36,7 +39,9 @@ import numpy as np
 from ..carriers import VideoFrames
 from ..errors import MmError, UnsupportedError
 from ..request import MmInput, Video
-from .calls import Declined, Pipelines, StandIn, cpu_array, same, size_is_bounds, tensor_type, writable
+from .calls import (
+    Declined, Pipelines, StandIn, checked_cast, cpu_array, same, size_is_bounds, tensor_type, torch_outputs, writable,
+)
 from .resolve import SAMPLING
 
 # The options transformers' preprocess takes out before sampling (the rest reach sample_frames).
@@ -52,8 +57,9 @@ class AcceleratedVideoProcessor(StandIn):
 
     MEDIA = "videos"
 
-    def __init__(self, original: Any, spec: Mapping[str, Any]) -> None:
+    def __init__(self, original: Any, spec: Mapping[str, Any], *, cast: str | None = None) -> None:
         super().__init__(original)
+        self._cast = checked_cast(cast)
         self._pipelines = Pipelines(spec)
         pipe = self._pipelines.get("f32")
         try:
@@ -147,17 +153,16 @@ class AcceleratedVideoProcessor(StandIn):
         pixels, bounds, return_tensors, metadata = self._options(kwargs)
         frames, meta = self._frames(videos, kwargs)
         items = [Video(VideoFrames(f), **bounds) if bounds else VideoFrames(f) for f in frames]
+        torch_out = return_tensors != "np"  # a torchvision processor: torch tensors unless asked for numpy
+        if pixels == "f32" and self._cast and torch_out and self._pipelines.get("bf16") is not None:
+            pixels = "bf16"
         pipe = self._pipelines.get(pixels)
         try:
             out = pipe.hf_video_outputs(pipe.process_items(MmInput(videos=items)))
         except MmError as e:
             raise Declined(f"{type(e).__name__}: {e}") from None
         data = {k: writable(v) for k, v in out.items()}
-        if return_tensors != "np":  # a torchvision processor: torch tensors unless asked for numpy
-            from ..handoff import to_torch
-
-            data = {k: to_torch(v) for k, v in data.items()}
-        result = BatchFeature(data=data)
+        result = BatchFeature(data=torch_outputs(data, pixels) if torch_out else data)
         if metadata:
             result["video_metadata"] = meta
         return result

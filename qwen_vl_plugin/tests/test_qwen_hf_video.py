@@ -85,6 +85,26 @@ def test_served_calls_equal_the_video_processor(config):
 
 @live
 @pytest.mark.parametrize("config", ["qwen2_5_vl", "qwen3_vl"])
+def test_bfloat16_cast_gives_the_video_processor_output_cast(config):
+    # cast="bfloat16" (vLLM, for a bfloat16 model): bfloat16 pixel_values_videos, equal to the
+    # processor's float32 ones cast; numpy outputs and uint8 calls are as without the cast.
+    import torch
+
+    gen = _gen()
+    ref, acc = gen.video_processor(config), hf.accelerate(gen.video_processor(config), strict=True, cast="bfloat16")
+    videos = [noise_clip(6, 120, 90), noise_clip(4, 64, 64)]
+    want, got = ref(videos=videos, do_sample_frames=False), acc(videos=videos, do_sample_frames=False)
+    assert got.keys() == want.keys() and got["pixel_values_videos"].dtype == torch.bfloat16
+    assert torch.equal(got["pixel_values_videos"], want["pixel_values_videos"].to(torch.bfloat16))
+    assert torch.equal(got["video_grid_thw"], want["video_grid_thw"])
+    for call in ({"return_tensors": "np"}, {"do_rescale": False, "do_normalize": False}):
+        assert_same_video_batch(ref(videos=videos, do_sample_frames=False, **call),
+                                acc(videos=videos, do_sample_frames=False, **call))
+    assert hf.stats()["fallbacks"] == {} and sum(hf.stats()["served"].values()) == 3
+
+
+@live
+@pytest.mark.parametrize("config", ["qwen2_5_vl", "qwen3_vl"])
 def test_input_forms_equal_the_video_processor(config):
     import torch
     from PIL import Image

@@ -279,17 +279,22 @@ CLIP = (np.random.default_rng(8).integers(0, 256, (8, 120, 160, 3), dtype=np.uin
          "video_backend": "pyav", "do_sample_frames": False})
 
 
-@pytest.mark.parametrize("device_normalize", [True, False], ids=["device_normalize", "cpu_normalize"])
+@pytest.mark.parametrize("device_normalize, dtype", [(True, "float32"), (False, "float32"), (False, "bfloat16")],
+                         ids=["device_normalize", "cpu_normalize", "cpu_normalize_bfloat16"])
 @pytest.mark.parametrize("arch", ["Qwen2_5_VLForConditionalGeneration", "Qwen3VLForConditionalGeneration"])
-def test_image_and_video_request(arch, device_normalize, model_root, original_call, monkeypatch):
+def test_image_and_video_request(arch, device_normalize, dtype, model_root, original_call, monkeypatch):
     """A prompt with an image and a video: both are served (the image and the video processor's
-    calls), and everything equals vLLM without the plugin."""
+    calls), and everything equals vLLM without the plugin (for a bfloat16 model, both come
+    in bfloat16 from the call)."""
     video = {"Qwen2_5_VLForConditionalGeneration": "Qwen2VLVideoProcessor",
              "Qwen3VLForConditionalGeneration": "Qwen3VLVideoProcessor"}[arch]
-    got = _image_and_video(_processor(model_root[arch], device_normalize, limit_mm_per_prompt={"image": 1, "video": 1}),
-                           f"A {QWEN_IMAGE} B <|vision_start|><|video_pad|><|vision_end|>",
+    processor = _processor(model_root[arch], device_normalize, limit_mm_per_prompt={"image": 1, "video": 1},
+                           dtype=dtype)
+    got = _image_and_video(processor, f"A {QWEN_IMAGE} B <|vision_start|><|video_pad|><|vision_end|>",
                            {"Qwen2VLImageProcessor": 1, video: 1}, original_call, monkeypatch)
     assert len(got["mm_kwargs"]["video"]) == 1
+    if dtype == "bfloat16":
+        assert got["mm_kwargs"]["video"][0]["pixel_values_videos"].data.dtype == torch.bfloat16
 
 
 def _image_and_video(processor, text, served, original_call, monkeypatch):
@@ -312,16 +317,17 @@ def _image_and_video(processor, text, served, original_call, monkeypatch):
     return got
 
 
-@pytest.mark.parametrize("device_normalize", [True, False], ids=["device_normalize", "cpu_normalize"])
-def test_glm4v_image_and_video_request(device_normalize, glm4v_dir, original_call, monkeypatch):
+@pytest.mark.parametrize("device_normalize, dtype", [(True, "float32"), (False, "float32"), (False, "bfloat16")],
+                         ids=["device_normalize", "cpu_normalize", "cpu_normalize_bfloat16"])
+def test_glm4v_image_and_video_request(device_normalize, dtype, glm4v_dir, original_call, monkeypatch):
     """GLM-4.1V with an image and a video: vLLM calls the processor once per video (its frames
     sampled already, do_sample_frames off) and once for the text and images; both processors'
     calls are served and everything equals vLLM without the plugin."""
-    got = _image_and_video(_processor(glm4v_dir, device_normalize, limit_mm_per_prompt={"image": 1, "video": 1}),
-                           f"A {vllm_models.GLM4V_IMAGE} B <|begin_of_video|><|video|><|end_of_video|>",
+    processor = _processor(glm4v_dir, device_normalize, limit_mm_per_prompt={"image": 1, "video": 1}, dtype=dtype)
+    got = _image_and_video(processor, f"A {vllm_models.GLM4V_IMAGE} B <|begin_of_video|><|video|><|end_of_video|>",
                            {"Glm4vImageProcessor": 1, "Glm4vVideoProcessor": 1}, original_call, monkeypatch)
     pixels = got["mm_kwargs"]["video"][0]["pixel_values_videos"].data
-    assert pixels.dtype == (torch.uint8 if device_normalize else torch.float32)
+    assert pixels.dtype == (torch.uint8 if device_normalize else getattr(torch, dtype))
 
 
 def test_unmirrored_option_falls_back_to_transformers(model_root, original_call, monkeypatch):
