@@ -121,7 +121,8 @@ def main() -> None:
             want = run(original)
             hf.reset_stats()
             vllm_models.assert_same_input(run(plugin), want)
-            assert hf.stats() == {"served": {served: 1}, "fallbacks": {}}, hf.stats()
+            stats = hf.stats()  # the image processor's call, and the tokenizer's where the processor tokenizes
+            assert stats["fallbacks"] == {} and stats["served"].get(served) == 1, stats
             ms = interleaved({"vllm": lambda: run(original), "plugin": lambda: run(plugin)},
                              args.passes, args.min_time)
             hf_ms = {call: statistics.median(v) for call, v in stage.items()}

@@ -10,6 +10,7 @@ from ..errors import UnsupportedError
 from . import stats
 from .image_processor import AcceleratedImageProcessor
 from .resolve import image_processor_spec, video_processor_spec
+from .tokenizer import AcceleratedTokenizer, placeholder_tokens
 from .video_processor import AcceleratedVideoProcessor
 
 
@@ -25,7 +26,11 @@ def accelerate(processor: Any, *, strict: bool = False, cast: str | None = None)
     ``cast="bfloat16"`` is for a caller that casts every floating output to bfloat16 right
     after each call (vLLM, for a bfloat16 model): image and video features then come in
     bfloat16 where the family writes them so (image_processor.py), the values that cast
-    gives."""
+    gives.
+
+    Its tokenizer, when it is a fast one, is wrapped too (tokenizer.py): the text's runs of
+    a repeated placeholder token are tokenized as one token each and widened back, the
+    same values for a fraction of the time."""
     if _is_video_processor(processor):
         return _wrapped(processor, AcceleratedVideoProcessor, video_processor_spec, strict, cast=cast)
     if not hasattr(processor, "image_processor"):
@@ -38,6 +43,11 @@ def accelerate(processor: Any, *, strict: bool = False, cast: str | None = None)
             processor.video_processor = AcceleratedVideoProcessor(video, video_processor_spec(video), cast=cast)
         except UnsupportedError:
             pass
+    tokenizer = getattr(processor, "tokenizer", None)
+    if tokenizer is not None and not isinstance(tokenizer, AcceleratedTokenizer):
+        tokens = placeholder_tokens(processor, tokenizer)
+        if tokens:
+            processor.tokenizer = AcceleratedTokenizer(tokenizer, tokens)
     return processor
 
 

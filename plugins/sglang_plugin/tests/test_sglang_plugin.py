@@ -104,9 +104,16 @@ def _reference(monkeypatch, original, fn):
         return fn()
 
 
-def _served(backend: str, calls: int = 1) -> dict:
+def _served(backend: str, mm, calls: int = 1, text: bool = True) -> dict:
+    """The image processor's calls and, with ``text``, as many of the tokenizer stand-in's:
+    SGLang has the processor tokenize the prompt (but Qwen3-VL's, and the preprocess cache's
+    image processor calls), whose expanded image placeholders the stand-in cuts and widens."""
     name = "Qwen2VLImageProcessorPil" if backend == "pil" else "Qwen2VLImageProcessor"
-    return {"served": {name: calls}, "fallbacks": {}}
+    served = {name: calls}
+    if text:
+        tokenizer = next(c for c in type(mm._processor.tokenizer).__mro__ if c.__module__.startswith("transformers."))
+        served[tokenizer.__name__] = calls
+    return {"served": served, "fallbacks": {}}
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -119,7 +126,7 @@ def test_process_equals_sglang_without_plugin(arch, backend, model_root, origina
         want = _reference(monkeypatch, original, lambda: sglang_models.process(mm, images))
         hf.reset_stats()
         got = sglang_models.process(mm, images)
-        assert hf.stats() == _served(backend), (names, hf.stats())
+        assert hf.stats() == _served(backend, mm, text=arch != "Qwen3VLForConditionalGeneration"), (names, hf.stats())
         sglang_models.assert_same_output(got, want)
     # SGLang's own processor, which it reads outside the call, keeps transformers' image processor.
     assert mm._processor is hf_processor
@@ -134,7 +141,7 @@ def test_configured_pixel_bounds(model_root, original, monkeypatch):
     want = _reference(monkeypatch, original, lambda: sglang_models.process(mm, images))
     hf.reset_stats()
     got = sglang_models.process(mm, images)
-    assert hf.stats() == _served("torchvision")
+    assert hf.stats() == _served("torchvision", mm)
     sglang_models.assert_same_output(got, want)
     grid = got.mm_items[0].model_specific_data["image_grid_thw"]
     assert int(grid[0].prod()) * 14 * 14 <= 90_000
@@ -147,7 +154,8 @@ def test_unmirrored_option_falls_back_to_transformers(model_root, original, monk
     want = _reference(monkeypatch, original, lambda: sglang_models.process(mm, images))
     hf.reset_stats()
     got = sglang_models.process(mm, images)
-    assert hf.stats() == {"served": {}, "fallbacks": {"Qwen2VLImageProcessorPil: option 'image_mean'": 1}}
+    assert hf.stats() == {"served": {"Qwen2Tokenizer": 1},
+                          "fallbacks": {"Qwen2VLImageProcessorPil: option 'image_mean'": 1}}
     sglang_models.assert_same_output(got, want)
 
 
@@ -162,9 +170,9 @@ def test_preprocess_cache(arch, model_root, original, monkeypatch):
     mm.clear_preprocess_cache()
     hf.reset_stats()
     miss = sglang_models.process(mm, images)
-    assert hf.stats() == _served("torchvision")
+    assert hf.stats() == _served("torchvision", mm, text=False)
     hit = sglang_models.process(mm, images)
-    assert hf.stats() == _served("torchvision")
+    assert hf.stats() == _served("torchvision", mm, text=False)
     sglang_models.assert_same_output(miss, want)
     sglang_models.assert_same_output(hit, want)
 
@@ -179,7 +187,7 @@ def test_worker_pool(model_root, original, monkeypatch):
     hf.reset_stats()
     for _ in range(3):
         sglang_models.assert_same_output(sglang_models.process(mm, images), want)
-    assert hf.stats() == _served("torchvision", 3)
+    assert hf.stats() == _served("torchvision", mm, 3)
 
 
 def test_accelerator_preprocessing_left_to_sglang(model_root, original, monkeypatch):
@@ -283,7 +291,7 @@ def test_on_by_default_logs_once(tmp_path):
     run = _run(tmp_path, None)
     assert run.returncode == 0, run.stderr[-3000:]
     assert "HOOKED True" in run.stdout
-    assert "STATS {'served': {'Qwen2VLImageProcessor': 2}, 'fallbacks': {}}" in run.stdout
+    assert "STATS {'served': {'Qwen2VLImageProcessor': 2, 'Qwen2Tokenizer': 2}, 'fallbacks': {}}" in run.stdout
     logged = [line for line in (run.stdout + run.stderr).splitlines() if "mm_framework serves" in line]
     assert len(logged) == 1, logged
     for arch in sglang_models.MODELS:
