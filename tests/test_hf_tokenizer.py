@@ -4,8 +4,8 @@ runs of placeholder tokens gives the tokenizer's own values, whatever surrounds 
 from __future__ import annotations
 
 import random
-import threading
 import types
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -178,21 +178,10 @@ def test_one_stand_in_serves_threads():
     fast = AcceleratedTokenizer(tok, placeholder_tokens(PROCESSOR, tok))
     texts = list(_texts(2, 24))
     want = [tok(t, return_tensors="np") for t in texts]
-    errors = []
-
-    def work(k):
-        try:
-            for i in range(k, len(texts), 4):
-                _same(want[i], fast(texts[i], return_tensors="np"))
-        except AssertionError as e:  # pragma: no cover - reported below
-            errors.append(e)
-
-    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(lambda t: fast(t, return_tensors="np"), texts * 4))
+    for w, g in zip(want * 4, got):
+        _same(w, g)
 
 
 def test_settings_reach_the_tokenizer_and_a_changed_tokenizer_is_not_cut():
