@@ -19,6 +19,7 @@ from .carriers import (
 from .errors import UnsupportedError
 from .hookspecs import hookimpl
 from .media.decode import decode_rgb
+from .model_kwargs import joined
 
 REQUIRED = ("mm_process_item", "mm_layout", "mm_plan_item")
 TOGETHER = ("mm_stored_pixels", "mm_features_from_pixels")
@@ -83,10 +84,11 @@ class FamilyDefaults:
 
     @hookimpl(trylast=True)
     def mm_model_kwargs(self, items: Sequence[OutputItem]) -> dict[str, np.ndarray]:
-        """Features concatenated along their first axis, each aux tensor stacked per item."""
+        """Features concatenated along their first axis (one item's own, uncopied), each aux
+        tensor stacked per item."""
         if not items:
             return {}
-        out = {"features": np.concatenate([it.feature.array for it in items], axis=0)}
+        out = {"features": joined([it.feature.array for it in items], items[0].feature.array[:0])}
         for name in items[0].aux:
             out[name] = np.stack([it.aux[name].array for it in items])
         return out

@@ -6,7 +6,8 @@ methods (the hook contracts are the docstrings of :mod:`mm_framework.hookspecs`)
 carriers are the frozen values hooks take and return; the layout values describe how a
 prompt expands; ``SpecFields`` parses and validates its spec; ``ConfigKeys`` consumes every
 key of a transformers config file its HF-config resolver reads; ``Modality`` and
-``ItemContext`` are what a new modality registers; the decode helpers decode images,
+``ItemContext`` are what a new modality registers; ``joined`` builds a batch tensor from
+the items' arrays (one item's own, uncopied); the decode helpers decode images,
 clips and audio as the built-in modalities do; the error classes are what a hook raises to reject an
 item; ``PatchGrid`` is the still-image path of Qwen2-VL-style families (``PatchGridSpec``
 its spec fields) and ``mrope`` the
@@ -38,6 +39,7 @@ from .media.decode import decode_rgb, take_source
 from .media.video import VideoClip, decode_clip
 from .media.video_frames import clip_from_frames, select_frames
 from .modality import ItemContext, Modality
+from .model_kwargs import joined
 from .patch_grid import PatchGrid, PatchGridSpec, PatchPixels
 from .spec_fields import SpecFields
 from . import mrope_positions as mrope
@@ -53,7 +55,7 @@ __all__ = [
     # layout
     "ExpandedPrompt", "Explicit", "Media", "Repeat", "Text", "TokenLayout", "apply_layout", "layout_by_placeholder",
     "layout_by_placeholders",
-    "SpecFields", "ConfigKeys", "ItemContext", "Modality", "PatchGrid", "PatchGridSpec", "PatchPixels",
+    "SpecFields", "ConfigKeys", "ItemContext", "Modality", "PatchGrid", "PatchGridSpec", "PatchPixels", "joined",
     "AudioHeader", "DecodedAudio",
     "mrope", "whisper", "video_patches",
     # decode helpers

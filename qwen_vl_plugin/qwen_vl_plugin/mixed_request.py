@@ -82,21 +82,15 @@ def model_kwargs(items: Sequence[mmp.OutputItem], dim: int, pixels: type = np.fl
     videos = [it for it in items if it.modality == "video"]
     out: dict[str, np.ndarray] = {}
     if images or not videos:
-        out["pixel_values"] = _concat([it.feature.array for it in images], (0, dim), pixels)
+        out["pixel_values"] = mmp.joined([it.feature.array for it in images], np.zeros((0, dim), dtype=pixels))
         out["image_grid_thw"] = _stack([it.aux["image_grid_thw"].array for it in images])
     if videos:
-        out["pixel_values_videos"] = _concat([it.feature.array for it in videos], (0, dim), pixels)
+        out["pixel_values_videos"] = mmp.joined([it.feature.array for it in videos], np.zeros((0, dim), dtype=pixels))
         out["video_grid_thw"] = _stack([it.aux["video_grid_thw"].array for it in videos])
         if "second_per_grid_ts" in videos[0].aux:
-            out["second_per_grid_ts"] = _concat([it.aux["second_per_grid_ts"].array for it in videos], (0,), np.float32)
+            out["second_per_grid_ts"] = mmp.joined([it.aux["second_per_grid_ts"].array for it in videos],
+                                                   np.zeros((0,), dtype=np.float32))
     return out
-
-
-def _concat(arrays: list[np.ndarray], empty: tuple[int, ...], dtype: type) -> np.ndarray:
-    if not arrays:
-        return np.zeros(empty, dtype=dtype)
-    # One item hands over its own (read-only) features: no copy of the largest tensor.
-    return arrays[0] if len(arrays) == 1 else np.concatenate(arrays, axis=0)
 
 
 def _stack(arrays: list[np.ndarray]) -> np.ndarray:

@@ -163,9 +163,8 @@ class Gemma3Family:
         of the expanded prompt (docs/families/gemma3.md §4); it is per token, not per item.
         """
         s = self.spec
-        if not items:
-            return {"pixel_values": np.zeros((0, 3, s.height, s.width), dtype=_F32)}
-        return {"pixel_values": np.concatenate([it.feature.array for it in items], axis=0)}
+        return {"pixel_values": mmp.joined([it.feature.array for it in items],
+                                           np.zeros((0, 3, s.height, s.width), dtype=_F32))}
 
     @mmp.hookimpl
     def mm_hf_image_outputs(self, items: Sequence[mmp.OutputItem]) -> dict[str, np.ndarray]:

@@ -106,9 +106,9 @@ class PaddleOcrVlFamily:
         """``pixel_values`` ``[sum(gh*gw), 3*T, P, P]`` f32 and ``image_grid_thw`` ``[n, 3]`` i64."""
         s = self.spec
         shape = (3 * s.temporal_patch_size, s.patch_size, s.patch_size)
-        pixels = [it.feature.array for it in items] or [np.zeros((0, *shape), dtype=np.float32)]
+        pixels = mmp.joined([it.feature.array for it in items], np.zeros((0, *shape), dtype=np.float32))
         grids = [it.aux["image_grid_thw"].array for it in items]
-        return {"pixel_values": np.concatenate(pixels, axis=0),
+        return {"pixel_values": pixels,
                 "image_grid_thw": np.stack(grids) if grids else np.zeros((0, 3), dtype=np.int64)}
 
     @mmp.hookimpl
