@@ -104,7 +104,9 @@ def main() -> None:
             want = run(original)
             hf.reset_stats()
             assert_same_output(run(plugin), want)
-            assert list(hf.stats()["served"].values()) == [1] and not hf.stats()["fallbacks"], hf.stats()
+            # One image processor call, and the tokenizer stand-in's where the processor tokenizes.
+            stats = hf.stats()
+            assert set(stats["served"].values()) == {1} and not stats["fallbacks"], stats
             ms = interleaved({"sglang": lambda: run(original), "plugin": lambda: run(plugin)},
                              args.passes, args.min_time)
             hf_ms = {resolve: statistics.median(v) for resolve, v in stage.items()}
