@@ -199,3 +199,36 @@ def test_settings_reach_the_tokenizer_and_a_changed_tokenizer_is_not_cut():
     reason = "TokenizersBackend: added tokens or split_special_tokens changed since accelerate"
     assert hf.stats() == {"served": {}, "fallbacks": {reason: 2}}
 
+
+
+def test_ids_that_do_not_come_back_one_per_run_go_to_the_tokenizer():
+    """A token map the qualification rule would refuse (an added token that begins before the
+    placeholder and swallows it): the check on the cut text's ids sends the call back."""
+    from tokenizers import AddedToken
+
+    tok = _fast([AddedToken("x" + IMAGE, special=True, normalized=False)])
+    fast = AcceleratedTokenizer(tok, {IMAGE: tok.convert_tokens_to_ids(IMAGE)})
+    text = "x" + IMAGE * 3
+    got = fast(text)
+    assert got.encodings is not None
+    _same(tok(text), got)
+    reason = "TokenizersBackend: the cut text's ids do not hold one placeholder per run"
+    assert hf.stats() == {"served": {}, "fallbacks": {reason: 1}}
+
+
+def test_an_output_not_known_to_be_per_token_goes_to_the_tokenizer():
+    tok = _fast()
+
+    class WithLength(type(tok)):
+        def __call__(self, *args, **kwargs):
+            out = super().__call__(*args, **kwargs)
+            out["length"] = [len(out["input_ids"])]
+            return out
+
+    tok.__class__ = WithLength
+    fast = AcceleratedTokenizer(tok, placeholder_tokens(PROCESSOR, tok))
+    text = f"a{IMAGE * 4}"
+    got = fast(text)
+    assert got["length"] == [6] and got.encodings is not None
+    _same(tok(text), got)
+    assert hf.stats() == {"served": {}, "fallbacks": {"TokenizersBackend: outputs ['length']": 1}}

@@ -96,11 +96,11 @@ class AcceleratedTokenizer(StandIn):
         # What the tokens were found in: a call after the tokenizer gained added tokens (one
         # could overlap a placeholder) or began splitting special tokens goes to it.
         self._vocab = len(original)
+        self._placeholder_ids = frozenset(self._ids.values())
         # Longest first: no token holds another (placeholder_tokens), so the order only
         # makes the alternation deterministic.
-        order = sorted(self._ids, key=lambda t: (-len(t), t))
-        self._runs = re.compile("|".join(f"(?:{re.escape(t)})+" for t in order))
-        self._id_of_match = {t: self._ids[t] for t in order}
+        self._order = sorted(self._ids, key=lambda t: (-len(t), t))
+        self._runs = re.compile("|".join(f"(?:{re.escape(t)})+" for t in self._order))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         text = args[0] if args else kwargs.get(self.MEDIA)
@@ -139,7 +139,7 @@ class AcceleratedTokenizer(StandIn):
 
         def cut(m: re.Match[str]) -> str:
             run = m.group(0)
-            token = next(t for t in self._id_of_match if run.startswith(t))
+            token = next(t for t in self._order if run.startswith(t))
             counts.append((self._ids[token], len(run) // len(token)))
             return token
 
@@ -159,9 +159,8 @@ class AcceleratedTokenizer(StandIn):
         the whole text. The placeholder ids must come back one per cut run, in order."""
         repeat = np.ones(len(ids), np.intp)
         runs = iter(counts)
-        placeholders = set(self._ids.values())
         for at, token_id in enumerate(ids):
-            if token_id in placeholders:
+            if token_id in self._placeholder_ids:
                 want, k = next(runs, (None, 0))
                 if want != token_id:
                     raise Declined("the cut text's ids do not hold one placeholder per run")

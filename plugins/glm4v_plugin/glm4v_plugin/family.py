@@ -171,9 +171,9 @@ class Glm4vFamily:
     def _stacked(self, items: Sequence[mmp.OutputItem], pixels: str, grids: str) -> dict[str, np.ndarray]:
         s = self.spec
         width = 3 * s.temporal_patch_size * s.patch_size**2
-        joined = mmp.joined([it.feature.array for it in items], np.zeros((0, width), dtype=self.images.pixels.dtype))
+        patches = mmp.joined([it.feature.array for it in items], np.zeros((0, width), dtype=self.images.pixels.dtype))
         thw = [it.aux[grids].array for it in items]
-        return {pixels: joined, grids: np.stack(thw) if thw else np.zeros((0, 3), np.int64)}
+        return {pixels: patches, grids: np.stack(thw) if thw else np.zeros((0, 3), np.int64)}
 
     def _video(self) -> Glm4vVideo:
         # The driver refuses videos for a spec without video (Capabilities.modalities); a
