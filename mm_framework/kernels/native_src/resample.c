@@ -42,10 +42,12 @@ void mmf_resample_vertical(const mmf_plane *src, const mmf_plane *dst, const mmf
  *
  * A block is 32 RGB rows (lane 32c + r: channel c of row r) or 64 L rows (lane r): 96 or
  * 64 lanes. Its pixels are laid out source column by source column (`cols`), by 16 x 16
- * tile transposes, two at a time as the halves of 32-byte vectors (RGB: rows r and r + 16
- * of a channel; L: rows r and r + 16 of a group of 32); an
+ * tile transposes, two at a time as the halves of 32-byte vectors (rows r and r + 16); an
  * output column is then a weighted sum of whole lane vectors, like the vertical pass.
- * Every 16 output columns are transposed back and stored into the block's rows. */
+ * Every 16 output columns are transposed back and stored into the block's rows. RGB rows
+ * are transposed as raw bytes, 48 (16 pixels) at a time: transposed byte b of those 48 is
+ * channel b % 3 of pixel b / 3, stored whole at its lanes, so no shuffle ever separates
+ * the channels. */
 
 enum { TILE = 16, RGB_ROWS = 32, L_ROWS = 64 };
 
@@ -76,22 +78,24 @@ MMF_INLINE void gather_tail(const mmf_plane *src, int r0, int nrows, uint8_t *co
     }
 }
 
+/* The rows are looked up once per block: computing each row's address at its load cost
+ * the pass a tenth of its time. */
 MMF_INLINE void gather_rgb(const mmf_plane *src, int r0, int nrows, uint8_t *cols) {
     const int lanes = block_lanes(3), full = src->width / TILE * TILE;
-    mmf_u8x32 t[3][TILE];
+    const uint8_t *row[RGB_ROWS];
+    for (int r = 0; r < RGB_ROWS; r++) {
+        row[r] = block_row(src, r0, nrows, r);
+    }
+    mmf_u8x32 t[TILE];
     for (int x0 = 0; x0 < full; x0 += TILE) {
-        for (int r = 0; r < TILE; r++) {
-            mmf_u8x16 a[3], b[3];
-            deinterleave3(block_row(src, r0, nrows, r) + x0 * 3, &a[0], &a[1], &a[2]);
-            deinterleave3(block_row(src, r0, nrows, r + TILE) + x0 * 3, &b[0], &b[1], &b[2]);
-            for (int c = 0; c < 3; c++) {
-                t[c][r] = join16(a[c], b[c]);
+        for (int s = 0; s < 3; s++) {
+            for (int r = 0; r < TILE; r++) {
+                t[r] = join16(load16(row[r] + x0 * 3 + s * TILE), load16(row[r + TILE] + x0 * 3 + s * TILE));
             }
-        }
-        for (int c = 0; c < 3; c++) {
-            transpose16x2(t[c]);
-            for (int x = 0; x < TILE; x++) {
-                store32(cols + (size_t)(x0 + x) * lanes + c * RGB_ROWS, t[c][x]);
+            transpose16x2(t);
+            for (int k = 0; k < TILE; k++) {
+                const int b = s * TILE + k;
+                store32(cols + (size_t)(x0 + b / 3) * lanes + (b % 3) * RGB_ROWS, t[k]);
             }
         }
     }
@@ -132,23 +136,23 @@ MMF_INLINE void scatter_tail(const mmf_plane *dst, int r0, int nrows, int xx0, i
     }
 }
 
-/* 16 output columns [xx0, xx0 + 16) of an RGB block. */
-MMF_INLINE void scatter_rgb(const mmf_plane *dst, int r0, int nrows, int xx0, const uint8_t *px) {
+/* 16 output columns [xx0, xx0 + 16) of an RGB block, gather_rgb backwards; `row` holds
+ * the block's rows of dst. */
+MMF_INLINE void scatter_rgb(uint8_t *const row[RGB_ROWS], int nrows, int xx0, const uint8_t *px) {
     const int lanes = block_lanes(3);
-    mmf_u8x32 t[3][TILE];
-    for (int c = 0; c < 3; c++) {
+    mmf_u8x32 t[TILE];
+    for (int s = 0; s < 3; s++) {
         for (int k = 0; k < TILE; k++) {
-            t[c][k] = load32(px + k * lanes + c * RGB_ROWS);
+            const int b = s * TILE + k;
+            t[k] = load32(px + (b / 3) * lanes + (b % 3) * RGB_ROWS);
         }
-        transpose16x2(t[c]);
-    }
-    for (int r = 0; r < TILE && r < nrows; r++) {
-        interleave3(dst->data + (ptrdiff_t)(r0 + r) * dst->stride + xx0 * 3, low16(t[0][r]), low16(t[1][r]),
-                    low16(t[2][r]));
-    }
-    for (int r = 0; r < TILE && r + TILE < nrows; r++) {
-        interleave3(dst->data + (ptrdiff_t)(r0 + TILE + r) * dst->stride + xx0 * 3, high16(t[0][r]), high16(t[1][r]),
-                    high16(t[2][r]));
+        transpose16x2(t);
+        for (int r = 0; r < TILE && r < nrows; r++) {
+            store16(row[r] + xx0 * 3 + s * TILE, low16(t[r]));
+        }
+        for (int r = 0; r < TILE && r + TILE < nrows; r++) {
+            store16(row[r + TILE] + xx0 * 3 + s * TILE, high16(t[r]));
+        }
     }
 }
 
@@ -193,12 +197,16 @@ MMF_INLINE void horizontal_block(const mmf_plane *src, const mmf_plane *dst, con
         .lanes = (size_t)lanes,
     };
     sums_impl(&job);
+    uint8_t *out_row[RGB_ROWS];
+    for (int r = 0; channels == 3 && r < RGB_ROWS; r++) {
+        out_row[r] = dst->data + (ptrdiff_t)(r0 + (r < nrows ? r : 0)) * dst->stride;
+    }
     for (int xx0 = 0; xx0 < dst->width; xx0 += TILE) {
         const uint8_t *at = px + (size_t)xx0 * lanes;
         if (dst->width - xx0 < TILE) {
             scatter_tail(dst, r0, nrows, xx0, dst->width - xx0, at, channels);
         } else if (channels == 3) {
-            scatter_rgb(dst, r0, nrows, xx0, at);
+            scatter_rgb(out_row, nrows, xx0, at);
         } else {
             scatter_l(dst, r0, nrows, xx0, at);
         }

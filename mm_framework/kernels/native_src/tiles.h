@@ -1,9 +1,8 @@
-/* 16 x 16 byte tile transposes (two at a time, on 32-byte vectors) and RGB
- * (de)interleaving on 16-byte vectors, for the
- * horizontal pass (resample.c). GNU C vector extensions: each shuffle compiles to the
- * unpack/shuffle instructions of the target in use (SSE2 in the baseline build, VEX
- * forms in the AVX2 clone), so one source serves every clone. Always inlined, so each
- * clone gets its own code. */
+/* 16 x 16 byte tile transposes (two at a time, on 32-byte vectors) for the horizontal
+ * pass (resample.c) and RGB deinterleaving on 16-byte vectors (patchify.c). GNU C vector
+ * extensions: each shuffle compiles to the unpack/shuffle instructions of the target in
+ * use (SSE2 in the baseline build, VEX forms in the AVX2 clone), so one source serves
+ * every clone. Always inlined, so each clone gets its own code. */
 #ifndef MMF_TILES_H
 #define MMF_TILES_H
 
@@ -83,17 +82,6 @@ MMF_INLINE void deinterleave3(const uint8_t *p, mmf_u8x16 *r, mmf_u8x16 *g, mmf_
     *r = __builtin_shufflevector(r0, z, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 17, 20, 23, 26, 29);
     *g = __builtin_shufflevector(g0, z, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 18, 21, 24, 27, 30);
     *b = __builtin_shufflevector(b0, z, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 16, 19, 22, 25, 28, 31);
-}
-
-/* The inverse: R, G and B bytes of 16 pixels -> 48 interleaved bytes. */
-MMF_INLINE void interleave3(uint8_t *p, mmf_u8x16 r, mmf_u8x16 g, mmf_u8x16 b) {
-    mmf_u8x16 rg_lo = __builtin_shufflevector(r, g, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
-    mmf_u8x16 rg_hi = __builtin_shufflevector(r, g, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
-    /* Pixel k is bytes 3k..3k+2: (r_k, g_k) from rg (2k, 2k+1), b_k from b (16 + k). */
-    store16(p, __builtin_shufflevector(rg_lo, b, 0, 1, 16, 2, 3, 17, 4, 5, 18, 6, 7, 19, 8, 9, 20, 10));
-    mmf_u8x16 mid_a = __builtin_shufflevector(rg_lo, rg_hi, 11, 0, 12, 13, 0, 14, 15, 0, 16, 17, 0, 18, 19, 0, 20, 21);
-    store16(p + 16, __builtin_shufflevector(mid_a, b, 0, 21, 2, 3, 22, 5, 6, 23, 8, 9, 24, 11, 12, 25, 14, 15));
-    store16(p + 32, __builtin_shufflevector(rg_hi, b, 26, 6, 7, 27, 8, 9, 28, 10, 11, 29, 12, 13, 30, 14, 15, 31));
 }
 
 #endif
