@@ -4,9 +4,10 @@ Per item (docs/families/gemma3.md §2): the decoded RGB image and, with pan-and-
 crops are each resized to ``height`` x ``width`` with the backend's filter (Pillow's, the
 kernels' ``pil_*`` resizers, or torchvision's uint8 one, ``aten_u8*``), then rescaled and
 normalized into one float32 CHW plane per channel through the
-:class:`~mm_framework.kernels.ChannelNorm` of that backend's arithmetic.
-The feature is float32 ``[1 + crops, 3, height, width]`` with geometry ``Tiles(1 +
-crops)`` and size ``(width, height)``, planned from the decoded size alone
+:class:`~mm_framework.kernels.ChannelNorm` of that backend's arithmetic (with
+``pixels="bf16"``, those values rounded to bfloat16 as ``tensor.to(torch.bfloat16)`` rounds
+them, through a table of their bits). The feature is ``[1 + crops, 3, height, width]`` with
+geometry ``Tiles(1 + crops)`` and size ``(width, height)``, planned from the decoded size alone
 (``mm_plan_item``); positions are 1-D. Everything that depends only on the spec (the norm, the
 expansion cores of every crop count, decode options) is built with the pipeline, so the
 per-item path allocates just the resized images and the feature.
@@ -26,7 +27,8 @@ from .expansion import build_core, build_cores, layout
 from .pan_and_scan import Box, crop_boxes
 from .spec import parse_spec
 
-_F32 = np.float32
+# The feature's array dtype per pixels mode (bf16 travels as its uint16 bits).
+_DTYPES = {"f32": np.dtype(np.float32), "bf16": np.dtype(np.uint16)}
 # The processor options a request may set per item (Gemma3Processor's images kwargs), each the
 # spec field of the same name.
 # The Gemma 3 tokenizer's boi, image and eoi tokens (Gemma3Processor reads them from it).
@@ -49,6 +51,8 @@ class Gemma3Family:
     def __init__(self, params: Mapping[str, Any]) -> None:
         self.spec = parse_spec(params)
         self._norm = channel_norm(self.spec)
+        # bf16: the f32 table's values rounded, looked up as uint16 bits.
+        self._bf16 = kernels.Bf16Norm(self._norm).lut if self.spec.pixels == "bf16" else None
         self._cores = build_cores(self.spec)
         # The decoder lends its Pillow image when the resize runs through Pillow.
         self._decode_options = mmp.DecodeOptions(
@@ -104,7 +108,7 @@ class Gemma3Family:
         # images option, so a request may switch it per item.
         return mmp.Capabilities(
             id_range=(0, 2**31 - 1), placeholders={"image": self.spec.boi_token_id},
-            placeholder_texts={"image": BOI}, outputs={"image": mmp.ItemOutputs("f32")},
+            placeholder_texts={"image": BOI}, outputs={"image": mmp.ItemOutputs(self.spec.pixels)},
             item_options={"image": {name: name for name in ITEM_OPTIONS}},
         )
 
@@ -117,18 +121,24 @@ class Gemma3Family:
         s = self.spec
         rgb, source = media.rgb, mmp.take_source(media)
         boxes = self.crops(media.width, media.height)
-        feature = np.empty((1 + len(boxes), 3, s.height, s.width), dtype=_F32)
-        self._norm.apply_image(self.resized(rgb, source), feature[0])
+        feature = np.empty((1 + len(boxes), 3, s.height, s.width), dtype=_DTYPES[s.pixels])
+        self._normalize(self.resized(rgb, source), feature[0])
         for k, (x0, y0, x1, y1) in enumerate(boxes, start=1):
             if x1 <= x0 or y1 <= y0:
                 # The reference's slice is empty here and Pillow resizes an empty image
                 # to black (docs/families/gemma3.md §2): the normalized value of 0.
-                feature[k] = self._norm.lut[:, :1, None]
+                feature[k] = (self._norm.lut if self._bf16 is None else self._bf16)[:, :1, None]
                 continue
             crop = source.crop((x0, y0, x1, y1)) if source is not None else None
-            self._norm.apply_image(self.resized(rgb[y0:y1, x0:x1], crop), feature[k])
+            self._normalize(self.resized(rgb[y0:y1, x0:x1], crop), feature[k])
         plan = self.item_plan(boxes)
-        return mmp.ProcessedItem(feature=mmp.Tensor(feature, "f32"), geometry=plan.geometry, size=plan.size)
+        return mmp.ProcessedItem(feature=mmp.Tensor(feature, s.pixels), geometry=plan.geometry, size=plan.size)
+
+    def _normalize(self, rgb: np.ndarray, out: np.ndarray) -> None:
+        if self._bf16 is None:
+            self._norm.apply_image(rgb, out)
+        else:
+            kernels.apply_bf16_lut(self._bf16, rgb, out)
 
     @mmp.hookimpl
     def mm_layout(self, input_ids: np.ndarray, geometries: Sequence[Any]) -> mmp.TokenLayout:
@@ -157,14 +167,15 @@ class Gemma3Family:
 
     @mmp.hookimpl
     def mm_model_kwargs(self, items: Sequence[mmp.OutputItem]) -> dict[str, np.ndarray]:
-        """``pixel_values`` ``[sum(1 + crops), 3, height, width]`` float32, images in order.
+        """``pixel_values`` ``[sum(1 + crops), 3, height, width]`` float32 (bf16 bits with
+        ``pixels="bf16"``), images in order.
 
         The model's other image input, ``token_type_ids``, is ``input_ids == image_token_id``
         of the expanded prompt (docs/families/gemma3.md §4); it is per token, not per item.
         """
         s = self.spec
         return {"pixel_values": mmp.joined([it.feature.array for it in items],
-                                           np.zeros((0, 3, s.height, s.width), dtype=_F32))}
+                                           np.zeros((0, 3, s.height, s.width), dtype=_DTYPES[s.pixels]))}
 
     @mmp.hookimpl
     def mm_hf_image_outputs(self, items: Sequence[mmp.OutputItem]) -> dict[str, np.ndarray]:

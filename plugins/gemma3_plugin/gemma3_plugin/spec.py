@@ -75,7 +75,10 @@ DEFAULTS: dict[str, Any] = {
     # transformers' PIL-object entry: alpha composited on white, no EXIF transpose.
     "alpha": "composite",
     "exif_transpose": False,
+    # pixel_values float32, or their bfloat16 rounding (what a bfloat16 model is given).
+    "pixels": "f32",
 }
+PIXELS = ("f32", "bf16")
 ID_LISTS = ("pan_and_scan_intro_ids", "pan_and_scan_crops_ids", "pan_and_scan_separator_ids")
 
 
@@ -107,6 +110,7 @@ class Gemma3Spec:
     pan_and_scan_separator_ids: tuple[int, ...] = tuple(DEFAULTS["pan_and_scan_separator_ids"])
     alpha: str = "composite"
     exif_transpose: bool = False
+    pixels: str = "f32"
 
     @property
     def newline_ids(self) -> range:
@@ -167,6 +171,7 @@ def parse_spec(params: Mapping[str, Any]) -> Gemma3Spec:
         pan_and_scan_separator_ids=_ids(f, params, "pan_and_scan_separator_ids"),
         alpha=f.choice("alpha", ("composite", "drop")),
         exif_transpose=f.boolean("exif_transpose"),
+        pixels=f.choice("pixels", PIXELS),
     )
     _cross_check(f, spec)
     return spec

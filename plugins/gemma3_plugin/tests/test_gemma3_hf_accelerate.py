@@ -87,3 +87,21 @@ def test_the_processors_do_convert_rgb_over_the_saved_null(backend):
     with pytest.raises((ValueError, RuntimeError)):  # transformers refuses a 4-channel image (either backend)
         acc(images=images, return_tensors="np")
     assert list(hf.stats()["fallbacks"]) == [f"{BACKENDS[backend]}: a RGBA image with do_convert_rgb off"]
+
+
+@pytest.mark.skipif(not HAS_TORCH, reason="bfloat16 features are torch tensors")
+@pytest.mark.parametrize("backend", list(BACKENDS))
+def test_bfloat16_cast_gives_the_processor_output_cast(backend):
+    # cast="bfloat16" (vLLM, for a bfloat16 model): a float32 call to torch tensors gives
+    # pixel_values in bfloat16 (the family's pixels="bf16"), equal to the processor's float32
+    # output cast as vLLM casts it; numpy outputs are as without the cast.
+    import torch
+
+    ref, acc = _processor(backend), hf.accelerate(_processor(backend), strict=True, cast="bfloat16")
+    for call in ({}, {"do_pan_and_scan": True}):
+        want, got = ref(images=_images(), return_tensors="pt", **call), acc(images=_images(), return_tensors="pt", **call)
+        assert got.keys() == want.keys() and got["pixel_values"].dtype == torch.bfloat16
+        assert torch.equal(got["pixel_values"], want["pixel_values"].to(torch.bfloat16))
+        assert torch.equal(got["num_crops"], want["num_crops"])
+    assert_same_batch(ref(images=_images(), return_tensors="np"), acc(images=_images(), return_tensors="np"))
+    assert hf.stats() == {"served": {BACKENDS[backend]: 3}, "fallbacks": {}}

@@ -77,6 +77,7 @@ BAD_VALUES = [
     ("pan_and_scan_separator_ids", [True], "must hold token ids"),
     ("alpha", "keep", "must be one of 'composite', 'drop'"),
     ("exif_transpose", 0, "must be true or false"),
+    ("pixels", "u8", "must be one of 'f32', 'bf16'"),
 ]
 
 

@@ -232,6 +232,22 @@ def test_bfloat16_model_gets_the_features_vllms_cast_gives(arch, model_root, glm
         assert got["mm_kwargs"]["image"][0]["pixel_values"].data.dtype == torch.bfloat16
 
 
+def test_gemma3_bfloat16_model_gets_the_features_vllms_cast_gives(tmp_path, original_call, monkeypatch):
+    """Gemma 3 on a bfloat16 model: its pixels="bf16" features, equal to vLLM's cast to the bit."""
+    import torch
+
+    make, placeholder, served = OTHERS["Gemma3ForConditionalGeneration"]
+    processor = _processor(make(tmp_path), False, dtype="bfloat16")
+    for names in (["photo"], ["wide", "gray", "rgba"]):
+        run = lambda: _apply(processor, [IMAGES[n] for n in names], {}, placeholder=placeholder)  # noqa: E731
+        want = _reference(monkeypatch, original_call, run)
+        hf.reset_stats()
+        got = run()
+        _assert_served({served: 1}, names)
+        vllm_models.assert_same_input(got, want)
+        assert got["mm_kwargs"]["image"][0]["pixel_values"].data.dtype == torch.bfloat16
+
+
 def test_paddleocr_vl_pixel_bounds(other_processors, original_call, monkeypatch):
     arch = "PaddleOCRVLForConditionalGeneration"
     for mm_kwargs in [{"max_pixels": 160_000}, {"size": {"shortest_edge": 50_000, "longest_edge": 300_000}}]:
