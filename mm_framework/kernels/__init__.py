@@ -8,6 +8,7 @@ This is one of the three modules a family plugin may import (with ``mm_framework
 * :mod:`.norm`: rescale + normalize as exact per-channel tables (``ChannelNorm``);
 * :mod:`.bf16`: bfloat16 bits and the exact bf16 rescale + normalize table (Llama 4's);
 * :mod:`.patchify`: normalized pixels written straight into a model's patch layout;
+* :mod:`.planes`: uint8 pixels as CHW planes (``rgb_planes``);
 * :mod:`.resize`: the exact uint8 resizers (Pillow's, and ATen's in :mod:`.aten`);
 * :mod:`.native`: the optional C kernels behind them (``MM_FRAMEWORK_KERNELS``,
   docs/kernels.md): which kernels run (``kernel_mode``, ``simd_level``) and Inkling's bf16
@@ -37,6 +38,7 @@ from .resize import (
 )
 from .aten import aten_coeffs
 from .mel import StftLogMel, WhisperMel, dmel_bins, dmel_centers
+from .planes import rgb_planes
 from .resample import resample, resampled_length
 from .sizing import scaled_dims, smart_resize
 
@@ -73,6 +75,7 @@ __all__ = [
     "resampled_length",
     "resize_rgb",
     "resize_wants_source",
+    "rgb_planes",
     "rows_per_worker",
     "scaled_dims",
     "simd_level",

@@ -301,6 +301,12 @@ def rgb_from_arrow(im: object) -> np.ndarray | None:
     return out
 
 
+def planes_u8(rgb: np.ndarray, out: np.ndarray, lo: int, hi: int) -> None:
+    """Rows ``[lo, hi)`` of HWC uint8 ``rgb`` split into the uint8 ``[3, h, w]`` ``out`` (rows of
+    ``rgb`` may lie any stride apart)."""
+    _call("planes_u8", _row_contiguous(rgb), out, lo, hi)
+
+
 def lut_chw_u16(rgb: np.ndarray, lut: np.ndarray, out: np.ndarray, lo: int, hi: int) -> None:
     """Rows ``[lo, hi)`` of HWC uint8 ``rgb`` through the uint16 ``[3, 256]`` ``lut`` into the
     uint16 ``[3, h, w]`` ``out`` (rows of ``rgb`` may lie any stride apart: a tile of a canvas)."""

@@ -264,6 +264,32 @@ def test_patchify_bf16_rejects_every_break():
     assert not _accepted(_call_bf16, [(name, value, {**a, name: value}) for name, value in breaks])
 
 
+# --- planes_u8 --------------------------------------------------------------------------
+
+def test_planes_u8_rejects_every_break():
+    a = {"rgb": RNG.integers(0, 256, (33, 50, 3), dtype=np.uint8), "out": np.zeros((3, 33, 50), np.uint8),
+         "lo": 0, "hi": 33}
+    call = lambda a: K.planes_u8(a["rgb"], a["out"], a["lo"], a["hi"])  # noqa: E731
+    call(a)
+    breaks = [(n, v) for n in ("rgb", "out") for v in NOT_BUFFERS]
+    breaks += [
+        ("rgb", a["rgb"].astype(np.uint16)), ("rgb", a["rgb"][..., 0]), ("rgb", a["rgb"][None]),
+        ("rgb", np.zeros((33, 50, 4), np.uint8)), ("rgb", _strided(a["rgb"], 1)), ("rgb", a["rgb"][::-1]),
+        ("rgb", a["rgb"][:20]), ("rgb", a["rgb"][:, :47]),
+        ("out", _ro(a["out"])), ("out", a["out"][:, :-1]), ("out", a["out"][:2]), ("out", a["out"].reshape(99, 50)),
+        ("out", a["out"].astype(np.uint16)), ("out", _strided(a["out"], 2)), ("out", _fortran(a["out"])),
+        ("out", a["rgb"].reshape(3, 33, 50)), ("lo", -1), ("hi", 34), ("lo", 5.0),
+    ]
+    missed = []
+    for name, value in breaks:
+        try:
+            call({**a, name: value})
+        except (K.KernelError, TypeError):
+            continue
+        missed.append(name)
+    assert not missed
+
+
 # --- the Python face --------------------------------------------------------------------
 
 def test_face_maps_kernel_errors_to_internal_error():

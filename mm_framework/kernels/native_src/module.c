@@ -253,6 +253,36 @@ static PyObject *patchify_bf16(PyObject *self, PyObject *args) {
     return ok ? Py_NewRef(Py_None) : NULL;
 }
 
+/* planes_u8(rgb, out, lo, hi) */
+static PyObject *planes_u8(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *o[2];
+    Py_ssize_t lo, hi;
+    if (!PyArg_ParseTuple(args, "OOnn", &o[0], &o[1], &lo, &hi)) {
+        return NULL;
+    }
+    mmf_buf b[2] = {{.held = 0}};
+    mmf_plane img;
+    int ok = mmf_take(o[0], &b[0], "rgb", 'B', 0) == 0 && mmf_take(o[1], &b[1], "out", 'B', 1) == 0;
+    if (ok && b[0].view.ndim != 3) {
+        PyErr_Format(mmf_KernelError, "rgb: expected [h, w, 3], got %d dimensions", b[0].view.ndim);
+        ok = 0;
+    }
+    ok = ok && mmf_check_plane(&b[0], "rgb", "3", &img) == 0;
+    if (ok) {
+        const Py_ssize_t out_shape[3] = {3, img.rows, img.width};
+        ok = mmf_check_dense(&b[1], "out", 3, out_shape) == 0 && mmf_check_band(lo, hi, img.rows, "rows") == 0 &&
+             mmf_check_disjoint(&b[1], "out", &b[0], "rgb") == 0;
+    }
+    if (ok) {
+        Py_BEGIN_ALLOW_THREADS
+        mmf_planes_u8(&img, (uint8_t *)b[1].view.buf, (int)lo, (int)hi);
+        Py_END_ALLOW_THREADS
+    }
+    mmf_release(b, 2);
+    return ok ? Py_NewRef(Py_None) : NULL;
+}
+
 /* lut_chw_u16(rgb, lut, out, lo, hi) */
 static PyObject *lut_chw_u16(PyObject *self, PyObject *args) {
     (void)self;
@@ -321,6 +351,7 @@ static PyMethodDef methods[] = {
     {"patchify_qwen", patchify_qwen, METH_VARARGS, "(frames, lut, out, ps, merge, tps, lo, hi)"},
     {"patchify_bf16", patchify_bf16, METH_VARARGS, "(rgb, lut, pad, out, ps, lo, hi)"},
     {"lut_chw_u16", lut_chw_u16, METH_VARARGS, "(rgb, lut, out, lo, hi)"},
+    {"planes_u8", planes_u8, METH_VARARGS, "(rgb, out, lo, hi)"},
     {"rgbx_to_rgb", rgbx_to_rgb, METH_VARARGS, "(schema_capsule, array_capsule, out)"},
     {NULL, NULL, 0, NULL},
 };

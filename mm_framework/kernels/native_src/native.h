@@ -101,6 +101,9 @@ typedef struct {
 } mmf_lut_chw_job;
 void mmf_lut_chw_u16(const mmf_lut_chw_job *job, int lo, int hi);
 
+/* Rows [lo, hi) of an HWC u8 image into its u8 [3][h][w] planes `out`. */
+void mmf_planes_u8(const mmf_plane *img, uint8_t *out, int lo, int hi);
+
 /* n pixels of 4 bytes (R, G, B, pad) packed into 3 (docs/kernels.md, "RGB export"). */
 void mmf_pack_rgb(const uint8_t *in, uint8_t *out, size_t n);
 

@@ -170,3 +170,13 @@ void mmf_lut_chw_u16(const mmf_lut_chw_job *j, int lo, int hi) {
         }
     }
 }
+
+/* Rows [lo, hi) of HWC u8 pixels split into the [3, h, w] planes `out` (docs/kernels.md,
+ * "Planes"): split_row's 16-pixel deinterleave, row by row. */
+MMF_HOT void mmf_planes_u8(const mmf_plane *img, uint8_t *out, int lo, int hi) {
+    const size_t plane = (size_t)img->rows * img->width;
+    for (int y = lo; y < hi; y++) {
+        uint8_t *r = out + (size_t)y * img->width;
+        split_row(img->data + (ptrdiff_t)y * img->stride, img->width, r, r + plane, r + 2 * plane);
+    }
+}

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from mm_framework import plugin as mmp
-from mm_framework.kernels import channel_norm_fused, channel_norm_pil, resize_rgb, resize_wants_source
+from mm_framework.kernels import channel_norm_fused, channel_norm_pil, resize_rgb, resize_wants_source, rgb_planes
 
 from .layout import expand
 from .planes import normalize_planes
@@ -85,7 +85,7 @@ class PixtralFamily:
         # Taken (and so released after the resize) even when the size is unchanged.
         rgb = resize_rgb(media.rgb, w, h, self._resample, source=mmp.take_source(media))
         if self.spec.pixels == "u8":
-            feature = mmp.Tensor.u8(rgb.transpose(2, 0, 1))
+            feature = mmp.Tensor.u8(rgb_planes(rgb))
         else:
             feature = mmp.Tensor(normalize_planes(rgb, self._norm), "f32")
         return mmp.ProcessedItem(
@@ -113,11 +113,15 @@ class PixtralFamily:
         i64 ``[n, 2]``.
 
         As both backends' ``_pad_for_batching``: each image zero-padded at the
-        bottom and right to the largest height and width of the request.
+        bottom and right to the largest height and width of the request. Images of one size
+        need no padding: joined, so one image's read-only feature is handed over uncopied.
         """
         sizes = np.asarray([it.aux["image_sizes"].array for it in items], dtype=np.int64).reshape(-1, 2)
         hmax, wmax = (int(v) for v in sizes.max(axis=0)) if len(items) else (0, 0)
         dtype = np.uint8 if self.spec.pixels == "u8" else np.float32
+        if (sizes == (hmax, wmax)).all():
+            return {"pixel_values": mmp.joined([it.feature.array[None] for it in items],
+                                               np.zeros((0, 3, 0, 0), dtype=dtype)), "image_sizes": sizes}
         pixel_values = np.zeros((len(items), 3, hmax, wmax), dtype=dtype)
         for k, (it, (h, w)) in enumerate(zip(items, sizes.tolist())):
             pixel_values[k, :, :h, :w] = it.feature.array
