@@ -17,7 +17,7 @@ import numpy as np
 from .. import par
 from ..errors import InternalError, SpecError
 from . import native
-from .norm import ChannelNorm, _channel_params
+from .norm import ChannelNorm, NativeProgram, _channel_params, native_program
 
 _NAN_BITS = np.uint16(0x7FC0)
 
@@ -49,6 +49,26 @@ class Bf16Norm:
     lut: np.ndarray = attrs.field(
         init=False, eq=False, default=attrs.Factory(lambda self: _frozen(bf16_bits(self.norm.lut)), takes_self=True)
     )
+    #: The norm's steps for the native kernel, rounding to bfloat16, checked against ``lut``.
+    native: NativeProgram | None = attrs.field(
+        init=False, eq=False, default=attrs.Factory(lambda self: native_program(self.norm.steps, self.lut, True),
+                                                    takes_self=True))
+
+    def apply_image(self, rgb: np.ndarray, out: np.ndarray) -> None:
+        """HWC uint8 ``rgb`` -> ``out`` uint16 ``[3, h, w]`` bf16 bits: the native program when
+        it is in use (one pass of float32 arithmetic: 1.7 -> 1.0 ms for 896x896), else the
+        table (:func:`apply_bf16_lut`); the same bits (the table too where ``out`` is a window
+        of larger planes: the kernel writes whole ones)."""
+        program = self.native if native.use_native() and out.flags.c_contiguous else None
+        if program is None:
+            apply_bf16_lut(self.lut, rgb, out)
+            return
+        height, width = rgb.shape[:2]
+
+        def run(a: int, b: int) -> None:
+            native.norm_chw(rgb, *program, out, True, a, b)
+
+        par.for_chunks(run, height, par.rows_per_worker(height, height * width))
 
 
 def _frozen(a: np.ndarray) -> np.ndarray:

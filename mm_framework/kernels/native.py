@@ -301,6 +301,14 @@ def rgb_from_arrow(im: object) -> np.ndarray | None:
     return out
 
 
+def norm_chw(rgb: np.ndarray, ops: np.ndarray, consts: np.ndarray, out: np.ndarray, bf16: bool, lo: int,
+             hi: int) -> None:
+    """Rows ``[lo, hi)`` of HWC uint8 ``rgb`` through the program ``ops`` (int32 ``[n]``: 0 add,
+    1 subtract, 2 multiply, 3 divide) with its float32 ``consts`` ``[n, 3]`` into ``out``:
+    float32 ``[3, h, w]``, or with ``bf16`` uint16 bfloat16 bits."""
+    _call("norm_chw", _row_contiguous(rgb), ops, consts, out, bf16, lo, hi)
+
+
 def planes_u8(rgb: np.ndarray, out: np.ndarray, lo: int, hi: int) -> None:
     """Rows ``[lo, hi)`` of HWC uint8 ``rgb`` split into the uint8 ``[3, h, w]`` ``out`` (rows of
     ``rgb`` may lie any stride apart)."""

@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import par
 from ..errors import InternalError, SpecError
+from . import native
 
 def _channel_params(mean: Sequence[float], std: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
     m = np.asarray(mean, dtype=np.float64)
@@ -78,6 +79,28 @@ def normalize_lut_recip(mean: Sequence[float], std: Sequence[float]) -> np.ndarr
 # calls, so a program that matches on the 256 inputs matches on every pixel.
 
 Step = tuple[np.ufunc, np.ndarray]  # (ufunc, per-channel f32 constants [3])
+# The native kernel's operation codes (native.norm_chw).
+_OPS = {np.add: 0, np.subtract: 1, np.multiply: 2, np.divide: 3}
+NativeProgram = tuple[np.ndarray, np.ndarray]  # (ops int32 [n], constants f32 [n, 3])
+
+
+def native_program(steps: Sequence[Step] | None, want: np.ndarray, bf16: bool) -> NativeProgram | None:
+    """``steps`` as the native kernel's program, when the kernel is built and gives ``want``
+    (the ``[3, 256]`` table: float32, or with ``bf16`` uint16 bfloat16 bits) for all 256
+    values of every channel; else ``None``. The kernel does each step as one correctly
+    rounded float32 operation, as numpy's ufuncs do; this check makes sure of it here."""
+    if steps is None or not native.built() or not 0 < len(steps) <= 8 or any(u not in _OPS for u, _ in steps):
+        return None
+    ops = np.array([_OPS[u] for u, _ in steps], dtype=np.int32)
+    consts = np.ascontiguousarray(np.stack([k for _, k in steps]), dtype=np.float32)
+    probe = np.repeat(np.arange(256, dtype=np.uint8)[None, :, None], 3, axis=2)
+    out = np.empty((3, 1, 256), dtype=want.dtype)
+    native.norm_chw(probe, ops, consts, out, bf16, 0, 1)
+    if out.tobytes() != want.tobytes():
+        return None
+    for a in (ops, consts):
+        a.flags.writeable = False
+    return ops, consts
 
 
 def _table(lut: Any) -> np.ndarray:
@@ -99,6 +122,10 @@ class ChannelNorm:
 
     lut: np.ndarray = attrs.field(converter=_table)
     steps: tuple[Step, ...] | None = None
+    #: ``steps`` for the native kernel, checked against ``lut`` (None: numpy runs them).
+    native: NativeProgram | None = attrs.field(
+        init=False, eq=False, default=attrs.Factory(lambda self: native_program(self.steps, self.lut, False),
+                                                    takes_self=True))
 
     def apply(self, c: int, values: np.ndarray, out: np.ndarray) -> np.ndarray:
         """``out = lut[c][values]`` for the u8 ``values`` of channel ``c``, into the f32 ``out``
@@ -111,10 +138,17 @@ class ChannelNorm:
 
     def apply_image(self, rgb: np.ndarray, out: np.ndarray) -> None:
         """HWC uint8 ``rgb`` -> ``out`` float32 ``[3, h, w]`` (one tile or image in a model's
-        CHW layout), a band of rows per task on :func:`mm_framework.par.for_chunks`."""
+        CHW layout), a band of rows per task on :func:`mm_framework.par.for_chunks`: the
+        native program when it is in use (one pass over the pixels instead of numpy's three
+        per channel: 1.6 -> 0.8 ms for 896x896), else numpy's; the same bits. The native
+        kernel writes whole planes: an ``out`` that is a window of larger ones goes to numpy."""
         height, width = rgb.shape[:2]
+        program = self.native if native.use_native() and out.flags.c_contiguous else None
 
         def run(a: int, b: int) -> None:
+            if program is not None:
+                native.norm_chw(rgb, *program, out, False, a, b)
+                return
             for c in range(3):
                 self.apply(c, rgb[a:b, :, c], out[c, a:b])
 

@@ -264,6 +264,41 @@ def test_patchify_bf16_rejects_every_break():
     assert not _accepted(_call_bf16, [(name, value, {**a, name: value}) for name, value in breaks])
 
 
+# --- norm_chw ---------------------------------------------------------------------------
+
+def test_norm_chw_rejects_every_break():
+    a = {"rgb": RNG.integers(0, 256, (33, 50, 3), dtype=np.uint8), "ops": np.array([1, 3], np.int32),
+         "consts": np.full((2, 3), 0.5, np.float32), "out": np.zeros((3, 33, 50), np.float32), "bf16": False,
+         "lo": 0, "hi": 33}
+    call = lambda a: K.norm_chw(a["rgb"], a["ops"], a["consts"], a["out"], a["bf16"], a["lo"], a["hi"])  # noqa: E731
+    call(a)
+    call({**a, "out": np.zeros((3, 33, 50), np.uint16), "bf16": True})
+    breaks = [(n, v) for n in ("rgb", "ops", "consts", "out") for v in NOT_BUFFERS]
+    breaks += [
+        ("rgb", a["rgb"].astype(np.uint16)), ("rgb", a["rgb"][..., 0]), ("rgb", np.zeros((33, 50, 4), np.uint8)),
+        ("rgb", _strided(a["rgb"], 1)), ("rgb", a["rgb"][::-1]), ("rgb", a["rgb"][:20]),
+        ("ops", a["ops"].astype(np.int64)), ("ops", np.array([1, 4], np.int32)), ("ops", np.array([-1, 3], np.int32)),
+        ("ops", np.zeros(9, np.int32)), ("ops", a["ops"][None]), ("ops", np.zeros(0, np.int32)),
+        ("consts", a["consts"].astype(np.float64)), ("consts", a["consts"][:1]), ("consts", a["consts"][:, :2]),
+        ("out", _ro(a["out"])), ("out", a["out"][:, :-1]), ("out", a["out"].astype(np.uint16)),
+        ("out", a["out"].astype(np.float64)), ("out", _strided(a["out"], 2)), ("out", a["out"][:2]),
+        ("lo", -1), ("hi", 34),
+    ]
+    missed = []
+    for name, value in breaks:
+        try:
+            call({**a, name: value})
+        except (K.KernelError, TypeError):
+            continue
+        missed.append(name)
+    assert not missed
+    with pytest.raises(K.KernelError, match="out"):  # bf16 asks for uint16 bits
+        call({**a, "bf16": True})
+    shared = np.zeros((3, 33, 50), np.float32)
+    with pytest.raises(K.KernelError, match="shares memory"):
+        call({**a, "out": shared, "rgb": shared.view(np.uint8).reshape(-1)[:33 * 50 * 3].reshape(33, 50, 3)})
+
+
 # --- planes_u8 --------------------------------------------------------------------------
 
 def test_planes_u8_rejects_every_break():

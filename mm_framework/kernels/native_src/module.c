@@ -253,6 +253,55 @@ static PyObject *patchify_bf16(PyObject *self, PyObject *args) {
     return ok ? Py_NewRef(Py_None) : NULL;
 }
 
+/* norm_chw(rgb, ops, consts, out, bf16, lo, hi) */
+static PyObject *norm_chw(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *o[4];
+    int bf16;
+    Py_ssize_t lo, hi;
+    if (!PyArg_ParseTuple(args, "OOOOpnn", &o[0], &o[1], &o[2], &o[3], &bf16, &lo, &hi)) {
+        return NULL;
+    }
+    mmf_buf b[4] = {{.held = 0}};
+    mmf_plane img;
+    int ok = mmf_take(o[0], &b[0], "rgb", 'B', 0) == 0 && mmf_take(o[1], &b[1], "ops", 'i', 0) == 0 &&
+             mmf_take(o[2], &b[2], "consts", 'f', 0) == 0 && mmf_take(o[3], &b[3], "out", bf16 ? 'H' : 'f', 1) == 0;
+    if (ok && b[0].view.ndim != 3) {
+        PyErr_Format(mmf_KernelError, "rgb: expected [h, w, 3], got %d dimensions", b[0].view.ndim);
+        ok = 0;
+    }
+    ok = ok && mmf_check_plane(&b[0], "rgb", "3", &img) == 0;
+    const Py_ssize_t n_steps = ok ? b[1].view.shape[0] : 0;
+    if (ok && (b[1].view.ndim != 1 || n_steps > MMF_MAX_STEPS)) {
+        PyErr_Format(mmf_KernelError, "ops: expected 1 to %d steps", MMF_MAX_STEPS);
+        ok = 0;
+    }
+    if (ok) {
+        const Py_ssize_t ops_shape[1] = {n_steps}, consts_shape[2] = {n_steps, 3},
+                         out_shape[3] = {3, img.rows, img.width};
+        ok = mmf_check_dense(&b[1], "ops", 1, ops_shape) == 0 && mmf_check_dense(&b[2], "consts", 2, consts_shape) == 0 &&
+             mmf_check_dense(&b[3], "out", 3, out_shape) == 0 && mmf_check_band(lo, hi, img.rows, "rows") == 0 &&
+             mmf_check_disjoint(&b[3], "out", &b[0], "rgb") == 0 && mmf_check_disjoint(&b[3], "out", &b[1], "ops") == 0 &&
+             mmf_check_disjoint(&b[3], "out", &b[2], "consts") == 0;
+    }
+    for (Py_ssize_t s = 0; ok && s < n_steps; s++) {
+        const int32_t op = ((const int32_t *)b[1].view.buf)[s];
+        if (op < MMF_OP_ADD || op > MMF_OP_DIV) {
+            PyErr_Format(mmf_KernelError, "ops: step %zd is %d, not an operation (0 to 3)", s, (int)op);
+            ok = 0;
+        }
+    }
+    if (ok) {
+        const mmf_norm_job job = {img.data, img.stride, img.rows, img.width, (const int32_t *)b[1].view.buf,
+                                  (const float *)b[2].view.buf, (int)n_steps, bf16, b[3].view.buf};
+        Py_BEGIN_ALLOW_THREADS
+        mmf_norm_chw(&job, (int)lo, (int)hi);
+        Py_END_ALLOW_THREADS
+    }
+    mmf_release(b, 4);
+    return ok ? Py_NewRef(Py_None) : NULL;
+}
+
 /* planes_u8(rgb, out, lo, hi) */
 static PyObject *planes_u8(PyObject *self, PyObject *args) {
     (void)self;
@@ -352,6 +401,7 @@ static PyMethodDef methods[] = {
     {"patchify_bf16", patchify_bf16, METH_VARARGS, "(rgb, lut, pad, out, ps, lo, hi)"},
     {"lut_chw_u16", lut_chw_u16, METH_VARARGS, "(rgb, lut, out, lo, hi)"},
     {"planes_u8", planes_u8, METH_VARARGS, "(rgb, out, lo, hi)"},
+    {"norm_chw", norm_chw, METH_VARARGS, "(rgb, ops, consts, out, bf16, lo, hi)"},
     {"rgbx_to_rgb", rgbx_to_rgb, METH_VARARGS, "(schema_capsule, array_capsule, out)"},
     {NULL, NULL, 0, NULL},
 };

@@ -101,6 +101,21 @@ typedef struct {
 } mmf_lut_chw_job;
 void mmf_lut_chw_u16(const mmf_lut_chw_job *job, int lo, int hi);
 
+/* Rows [lo, hi) of an HWC u8 image through a rescale + normalize program into [3][h][w]
+ * planes (norm.c): float32, or bfloat16 bits with `bf16`. */
+enum { MMF_OP_ADD = 0, MMF_OP_SUB = 1, MMF_OP_MUL = 2, MMF_OP_DIV = 3, MMF_MAX_STEPS = 8 };
+typedef struct {
+    const uint8_t *rgb;
+    ptrdiff_t row_stride;
+    int height, width;
+    const int32_t *ops;   /* [n_steps], MMF_OP_* */
+    const float *consts;  /* [n_steps][3] */
+    int n_steps;
+    int bf16;
+    void *out;            /* [3][h][w] float32, or uint16 with bf16 */
+} mmf_norm_job;
+void mmf_norm_chw(const mmf_norm_job *job, int lo, int hi);
+
 /* Rows [lo, hi) of an HWC u8 image into its u8 [3][h][w] planes `out`. */
 void mmf_planes_u8(const mmf_plane *img, uint8_t *out, int lo, int hi);
 

@@ -50,9 +50,9 @@ class Gemma3Family:
 
     def __init__(self, params: Mapping[str, Any]) -> None:
         self.spec = parse_spec(params)
-        self._norm = channel_norm(self.spec)
-        # bf16: the f32 table's values rounded, looked up as uint16 bits.
-        self._bf16 = kernels.Bf16Norm(self._norm).lut if self.spec.pixels == "bf16" else None
+        norm = channel_norm(self.spec)
+        # What writes the feature: the f32 norm, or its values rounded to bf16 (uint16 bits).
+        self._writer = kernels.Bf16Norm(norm) if self.spec.pixels == "bf16" else norm
         self._cores = build_cores(self.spec)
         # The decoder lends its Pillow image when the resize runs through Pillow.
         self._decode_options = mmp.DecodeOptions(
@@ -122,23 +122,17 @@ class Gemma3Family:
         rgb, source = media.rgb, mmp.take_source(media)
         boxes = self.crops(media.width, media.height)
         feature = np.empty((1 + len(boxes), 3, s.height, s.width), dtype=_DTYPES[s.pixels])
-        self._normalize(self.resized(rgb, source), feature[0])
+        self._writer.apply_image(self.resized(rgb, source), feature[0])
         for k, (x0, y0, x1, y1) in enumerate(boxes, start=1):
             if x1 <= x0 or y1 <= y0:
                 # The reference's slice is empty here and Pillow resizes an empty image
                 # to black (docs/families/gemma3.md §2): the normalized value of 0.
-                feature[k] = (self._norm.lut if self._bf16 is None else self._bf16)[:, :1, None]
+                feature[k] = self._writer.lut[:, :1, None]
                 continue
             crop = source.crop((x0, y0, x1, y1)) if source is not None else None
-            self._normalize(self.resized(rgb[y0:y1, x0:x1], crop), feature[k])
+            self._writer.apply_image(self.resized(rgb[y0:y1, x0:x1], crop), feature[k])
         plan = self.item_plan(boxes)
         return mmp.ProcessedItem(feature=mmp.Tensor(feature, s.pixels), geometry=plan.geometry, size=plan.size)
-
-    def _normalize(self, rgb: np.ndarray, out: np.ndarray) -> None:
-        if self._bf16 is None:
-            self._norm.apply_image(rgb, out)
-        else:
-            kernels.apply_bf16_lut(self._bf16, rgb, out)
 
     @mmp.hookimpl
     def mm_layout(self, input_ids: np.ndarray, geometries: Sequence[Any]) -> mmp.TokenLayout:
