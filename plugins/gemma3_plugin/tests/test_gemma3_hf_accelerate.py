@@ -98,8 +98,8 @@ def test_bfloat16_cast_gives_the_processor_output_cast(backend):
     import torch
 
     ref, acc = _processor(backend), hf.accelerate(_processor(backend), strict=True, cast="bfloat16")
-    for call in ({}, {"do_pan_and_scan": True}):
-        want, got = ref(images=_images(), return_tensors="pt", **call), acc(images=_images(), return_tensors="pt", **call)
+    for call in ({"return_tensors": "pt"}, {"return_tensors": "pt", "do_pan_and_scan": True}):
+        want, got = ref(images=_images(), **call), acc(images=_images(), **call)
         assert got.keys() == want.keys() and got["pixel_values"].dtype == torch.bfloat16
         assert torch.equal(got["pixel_values"], want["pixel_values"].to(torch.bfloat16))
         assert torch.equal(got["num_crops"], want["num_crops"])
