@@ -115,6 +115,10 @@ class Plan:
         fields = {**{shared[k]: v for k, v in inp.options.items() if k in shared},
                   **{takes[k]: v for k, v in item.options.items()}}
         try:
+            if all(_same_json(v, self.spec.get(k, _ABSENT)) for k, v in fields.items()):
+                # The spec's own values (a transformers processor passes its defaults with
+                # every call): this plan, without building another (0.2 ms per item).
+                return self
             hooks = hooks_for(json.dumps({**self.spec, **fields}, sort_keys=True))
         except TypeError:
             raise SpecError(f"processor options {options!r} are not JSON values", item=index) from None
@@ -126,6 +130,17 @@ class Plan:
                                *(f"{k}={v!r} (the request's)" for k, v in apart.items())])
             raise SpecError(f"processor option {shown} for this {item.modality}: {e.cause}", item=index) from None
         return Plan._of(hooks, self.limits, self.cache, self.hashes)
+
+
+_ABSENT = object()
+
+
+def _same_json(value: Any, spec_value: Any) -> bool:
+    """Whether an option's ``value`` is the spec's value as JSON writes it, of the same type:
+    ``True`` is not ``1`` and ``-0.0`` is not ``0.0``, so an option the family would refuse
+    or read differently is never taken for the spec's. ``TypeError`` if not JSON."""
+    return spec_value is not _ABSENT and type(value) is type(spec_value) and \
+        json.dumps(value, sort_keys=True) == json.dumps(spec_value, sort_keys=True)
 
 
 def admit(plan: Plan, inp: MmInput) -> None:

@@ -5,6 +5,7 @@ count_tokens against process, and ``Item`` itself."""
 
 from __future__ import annotations
 
+import json
 import threading
 from collections import Counter
 
@@ -99,6 +100,22 @@ def test_an_item_option_equals_the_pipeline_built_with_that_spec_field(pipe, opt
     assert_same_output(want, attrs.evolve(got, spec=want.spec), "block=8 item vs block=8 pipeline")
     # The output names the request's pipeline spec, not the item's.
     assert got.spec == pipe.process(mmf.MmInput([A], ids(1))).spec
+
+
+def test_the_specs_own_value_reuses_the_plan(opts, monkeypatch):
+    # A transformers processor passes its defaults with every call: an option holding the
+    # spec's own value (block 4) builds nothing; one of another type still goes to the family.
+    from mm_framework import driver
+
+    pipe = mmf.pipeline_from_spec({**SPEC, "block": 4})
+    built = []
+    monkeypatch.setattr(driver, "hooks_for", lambda spec: built.append(spec) or driver.bind(json.loads(spec)))
+    plain, same = (pipe.process(mmf.MmInput([src], ids(1))) for src in (A, mmf.Image(A, block=4)))
+    assert_same_output(plain, same, "block=4 (the spec's) vs no option")
+    assert built == []
+    e = rejected(pipe, mmf.MmInput([mmf.Image(A, block=4.0)], ids(1)))
+    assert str(e).startswith("item 0: processor option block=4.0 for this image: toy spec: field 'block' must be int")
+    assert len(built) == 1
 
 
 def test_no_options_is_the_plain_request(pipe):
