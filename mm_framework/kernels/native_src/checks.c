@@ -131,6 +131,13 @@ int mmf_check_plane(const mmf_buf *b, const char *name, const char *allowed, mmf
     return 0;
 }
 
+int mmf_check_rgb(const mmf_buf *b, const char *name, mmf_plane *p) {
+    if (b->view.ndim != 3) {
+        return fail("%s: expected [h, w, 3], got %d dimensions", name, b->view.ndim);
+    }
+    return mmf_check_plane(b, name, "3", p);
+}
+
 int mmf_check_table(const mmf_buf *bounds, const mmf_buf *weights, Py_ssize_t n_out, Py_ssize_t n_in, int precision,
                     Py_ssize_t lo, Py_ssize_t hi, mmf_table *t) {
     const Py_ssize_t bshape[2] = {n_out, 2}, wshape[2] = {n_out, -1};

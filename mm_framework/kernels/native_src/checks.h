@@ -35,6 +35,9 @@ int mmf_check_dense(const mmf_buf *b, const char *name, int ndim, const Py_ssize
  * ("1", "3" or "13"); pixels of a row contiguous, rows a positive stride apart. */
 int mmf_check_plane(const mmf_buf *b, const char *name, const char *allowed, mmf_plane *p);
 
+/* An HWC RGB image: [rows, width, 3], laid out as mmf_check_plane requires. */
+int mmf_check_rgb(const mmf_buf *b, const char *name, mmf_plane *p);
+
 /* A resampling table (bounds [n_out, 2] and weights [n_out, ksize], int32) whose
  * entries [lo, hi) read only inputs [0, n_in) and whose sums cannot overflow int32. */
 int mmf_check_table(const mmf_buf *bounds, const mmf_buf *weights, Py_ssize_t n_out, Py_ssize_t n_in, int precision,

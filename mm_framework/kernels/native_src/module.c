@@ -228,11 +228,7 @@ static PyObject *patchify_bf16(PyObject *self, PyObject *args) {
     int ok = check_patch_args(ps, 1, 1) == 0 && mmf_take(o[0], &b[0], "rgb", 'B', 0) == 0 &&
              mmf_take(o[1], &b[1], "lut", 'H', 0) == 0 && mmf_take(o[2], &b[2], "pad", 'H', 0) == 0 &&
              mmf_take(o[3], &b[3], "out", 'H', 1) == 0;
-    if (ok && b[0].view.ndim != 3) {
-        PyErr_Format(mmf_KernelError, "rgb: expected [h, w, 3], got %d dimensions", b[0].view.ndim);
-        ok = 0;
-    }
-    ok = ok && mmf_check_plane(&b[0], "rgb", "3", &img) == 0;
+    ok = ok && mmf_check_rgb(&b[0], "rgb", &img) == 0;
     if (ok) {
         const Py_ssize_t nph = (img.rows + ps - 1) / ps, npw = img.width / ps + 1;
         const Py_ssize_t lut_shape[2] = {3, 256}, pad_shape[1] = {3}, out_shape[4] = {nph * npw, ps, ps, 3};
@@ -266,11 +262,7 @@ static PyObject *norm_chw(PyObject *self, PyObject *args) {
     mmf_plane img;
     int ok = mmf_take(o[0], &b[0], "rgb", 'B', 0) == 0 && mmf_take(o[1], &b[1], "ops", 'i', 0) == 0 &&
              mmf_take(o[2], &b[2], "consts", 'f', 0) == 0 && mmf_take(o[3], &b[3], "out", bf16 ? 'H' : 'f', 1) == 0;
-    if (ok && b[0].view.ndim != 3) {
-        PyErr_Format(mmf_KernelError, "rgb: expected [h, w, 3], got %d dimensions", b[0].view.ndim);
-        ok = 0;
-    }
-    ok = ok && mmf_check_plane(&b[0], "rgb", "3", &img) == 0;
+    ok = ok && mmf_check_rgb(&b[0], "rgb", &img) == 0;
     const Py_ssize_t n_steps = ok ? b[1].view.shape[0] : 0;
     if (ok && (b[1].view.ndim != 1 || n_steps > MMF_MAX_STEPS)) {
         PyErr_Format(mmf_KernelError, "ops: expected 1 to %d steps", MMF_MAX_STEPS);
@@ -313,11 +305,7 @@ static PyObject *planes_u8(PyObject *self, PyObject *args) {
     mmf_buf b[2] = {{.held = 0}};
     mmf_plane img;
     int ok = mmf_take(o[0], &b[0], "rgb", 'B', 0) == 0 && mmf_take(o[1], &b[1], "out", 'B', 1) == 0;
-    if (ok && b[0].view.ndim != 3) {
-        PyErr_Format(mmf_KernelError, "rgb: expected [h, w, 3], got %d dimensions", b[0].view.ndim);
-        ok = 0;
-    }
-    ok = ok && mmf_check_plane(&b[0], "rgb", "3", &img) == 0;
+    ok = ok && mmf_check_rgb(&b[0], "rgb", &img) == 0;
     if (ok) {
         const Py_ssize_t out_shape[3] = {3, img.rows, img.width};
         ok = mmf_check_dense(&b[1], "out", 3, out_shape) == 0 && mmf_check_band(lo, hi, img.rows, "rows") == 0 &&
@@ -344,11 +332,7 @@ static PyObject *lut_chw_u16(PyObject *self, PyObject *args) {
     mmf_plane img;
     int ok = mmf_take(o[0], &b[0], "rgb", 'B', 0) == 0 && mmf_take(o[1], &b[1], "lut", 'H', 0) == 0 &&
              mmf_take(o[2], &b[2], "out", 'H', 1) == 0;
-    if (ok && b[0].view.ndim != 3) {
-        PyErr_Format(mmf_KernelError, "rgb: expected [h, w, 3], got %d dimensions", b[0].view.ndim);
-        ok = 0;
-    }
-    ok = ok && mmf_check_plane(&b[0], "rgb", "3", &img) == 0;
+    ok = ok && mmf_check_rgb(&b[0], "rgb", &img) == 0;
     if (ok) {
         const Py_ssize_t lut_shape[2] = {3, 256}, out_shape[3] = {3, img.rows, img.width};
         ok = mmf_check_dense(&b[1], "lut", 2, lut_shape) == 0 && mmf_check_dense(&b[2], "out", 3, out_shape) == 0 &&

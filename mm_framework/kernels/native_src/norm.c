@@ -15,23 +15,6 @@
 
 enum { BLOCK = 512 }; /* pixels of a row per pass of the steps */
 
-/* split_row (patchify.c's) for `n` pixels. */
-MMF_INLINE void split(const uint8_t *in, int n, uint8_t *r, uint8_t *g, uint8_t *b) {
-    int x = 0;
-    for (; x + 16 <= n; x += 16) {
-        mmf_u8x16 vr, vg, vb;
-        deinterleave3(in + 3 * (size_t)x, &vr, &vg, &vb);
-        store16(r + x, vr);
-        store16(g + x, vg);
-        store16(b + x, vb);
-    }
-    for (; x < n; x++) {
-        r[x] = in[3 * x];
-        g[x] = in[3 * x + 1];
-        b[x] = in[3 * x + 2];
-    }
-}
-
 /* x[i] = x[i] op k for i < n. */
 MMF_INLINE void step(float *restrict x, int n, int op, float k) {
     switch (op) {
@@ -58,7 +41,7 @@ MMF_HOT void mmf_norm_chw(const mmf_norm_job *j, int lo, int hi) {
         const uint8_t *in = j->rgb + (ptrdiff_t)y * j->row_stride;
         for (int x0 = 0; x0 < j->width; x0 += BLOCK) {
             const int n = j->width - x0 < BLOCK ? j->width - x0 : BLOCK;
-            split(in + 3 * (size_t)x0, n, v[0], v[1], v[2]);
+            split_row(in + 3 * (size_t)x0, n, v[0], v[1], v[2]);
             for (int c = 0; c < 3; c++) {
                 const size_t at = c * plane + (size_t)y * j->width + x0;
                 float *restrict x = j->bf16 ? scratch : (float *)j->out + at;

@@ -14,23 +14,6 @@
  * past the frames given repeat frame 0 (a still image fills every slot, as the reference
  * repeats it). */
 
-/* `width` RGB pixels split into r, g and b. */
-MMF_INLINE void split_row(const uint8_t *in, int width, uint8_t *r, uint8_t *g, uint8_t *b) {
-    int x = 0;
-    for (; x + 16 <= width; x += 16) {
-        mmf_u8x16 vr, vg, vb;
-        deinterleave3(in + 3 * (size_t)x, &vr, &vg, &vb);
-        store16(r + x, vr);
-        store16(g + x, vg);
-        store16(b + x, vb);
-    }
-    for (; x < width; x++) {
-        r[x] = in[3 * x];
-        g[x] = in[3 * x + 1];
-        b[x] = in[3 * x + 2];
-    }
-}
-
 /* n bytes (n >= 8) as 8-byte moves, the last one overlapping: no call to memcpy. */
 MMF_INLINE void copy_run(uint8_t *dst, const uint8_t *src, int n) {
     int i = 0;

@@ -1,5 +1,5 @@
 /* 16 x 16 byte tile transposes (two at a time, on 32-byte vectors) for the horizontal
- * pass (resample.c) and RGB deinterleaving on 16-byte vectors (patchify.c). GNU C vector
+ * pass (resample.c) and RGB deinterleaving on 16-byte vectors (patchify.c, norm.c). GNU C vector
  * extensions: each shuffle compiles to the unpack/shuffle instructions of the target in
  * use (SSE2 in the baseline build, VEX forms in the AVX2 clone), so one source serves
  * every clone. Always inlined, so each clone gets its own code. */
@@ -82,6 +82,23 @@ MMF_INLINE void deinterleave3(const uint8_t *p, mmf_u8x16 *r, mmf_u8x16 *g, mmf_
     *r = __builtin_shufflevector(r0, z, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 17, 20, 23, 26, 29);
     *g = __builtin_shufflevector(g0, z, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 18, 21, 24, 27, 30);
     *b = __builtin_shufflevector(b0, z, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 16, 19, 22, 25, 28, 31);
+}
+
+/* `width` RGB pixels split into r, g and b. */
+MMF_INLINE void split_row(const uint8_t *in, int width, uint8_t *r, uint8_t *g, uint8_t *b) {
+    int x = 0;
+    for (; x + 16 <= width; x += 16) {
+        mmf_u8x16 vr, vg, vb;
+        deinterleave3(in + 3 * (size_t)x, &vr, &vg, &vb);
+        store16(r + x, vr);
+        store16(g + x, vg);
+        store16(b + x, vb);
+    }
+    for (; x < width; x++) {
+        r[x] = in[3 * x];
+        g[x] = in[3 * x + 1];
+        b[x] = in[3 * x + 2];
+    }
 }
 
 #endif
