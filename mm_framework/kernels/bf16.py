@@ -50,7 +50,7 @@ class Bf16Norm:
         init=False, eq=False, default=attrs.Factory(lambda self: _frozen(bf16_bits(self.norm.lut)), takes_self=True)
     )
     #: The norm's steps for the native kernel, rounding to bfloat16, checked against ``lut``.
-    native: NativeProgram | None = attrs.field(
+    native_steps: NativeProgram | None = attrs.field(
         init=False, eq=False, default=attrs.Factory(lambda self: native_program(self.norm.steps, self.lut, True),
                                                     takes_self=True))
 
@@ -59,7 +59,7 @@ class Bf16Norm:
         it is in use (one pass of float32 arithmetic: 1.7 -> 1.0 ms for 896x896), else the
         table (:func:`apply_bf16_lut`); the same bits (the table too where ``out`` is a window
         of larger planes: the kernel writes whole ones)."""
-        program = self.native if native.use_native() and out.flags.c_contiguous else None
+        program = self.native_steps if native.use_native() and out.flags.c_contiguous else None
         if program is None:
             apply_bf16_lut(self.lut, rgb, out)
             return

@@ -44,7 +44,7 @@ def test_programs_give_the_table_f32_and_bf16(key):
     norm = _norm(key)
     bf16 = Bf16Norm(norm)
     # Every program numpy runs (none where no f32 program matches the table: the gather).
-    assert (norm.native is None) == (norm.steps is None) == (bf16.native is None)
+    assert (norm.native_steps is None) == (norm.steps is None) == (bf16.native_steps is None)
     rng = np.random.default_rng(len(key))
     for width in WIDTHS:
         rgb = rng.integers(0, 256, (3, width, 3), dtype=np.uint8)
@@ -60,7 +60,7 @@ def test_a_tile_of_a_canvas_with_any_thread_count(threads):
     canvas = np.random.default_rng(9).integers(0, 256, (300, 700, 3), dtype=np.uint8)
     tile = canvas[13:290, 5:650]
     norm = _norm(f"pil-clip-{R:.4g}-rescalenormalize")
-    assert norm.native is not None
+    assert norm.native_steps is not None
     out = np.empty((3,) + tile.shape[:2], np.float32)
     par.set_threads(threads)
     try:
@@ -73,7 +73,7 @@ def test_a_tile_of_a_canvas_with_any_thread_count(threads):
 def test_native_and_portable_give_the_same_bytes():
     rgb = np.random.default_rng(2).integers(0, 256, (64, 333, 3), dtype=np.uint8)
     norm = _norm(f"fused-odd-{R:.4g}-rescalenormalize")
-    assert norm.native is not None
+    assert norm.native_steps is not None
     got = {}
     for mode in ("native", "portable"):
         native.set_mode(mode)
@@ -89,10 +89,10 @@ def test_native_and_portable_give_the_same_bytes():
 
 def test_a_program_that_misses_the_table_is_not_used():
     good = _norm(f"pil-half-{R:.4g}-rescalenormalize")
-    assert good.native is not None
+    assert good.native_steps is not None
     lut = good.lut.copy()
     lut[1, 200] = np.nextafter(lut[1, 200], np.float32(np.inf))  # one value of one channel off by an ulp
     assert native_program(good.steps, lut, False) is None
-    assert ChannelNorm(lut, good.steps).native is None
+    assert ChannelNorm(lut, good.steps).native_steps is None
     assert native_program(None, good.lut, False) is None
     assert native_program(((np.power, np.ones(3, np.float32)),), good.lut, False) is None
