@@ -8,8 +8,7 @@ normalized into one float32 CHW plane per channel through the
 ``pixels="bf16"``, those values rounded to bfloat16 as ``tensor.to(torch.bfloat16)`` rounds
 them: :class:`~mm_framework.kernels.Bf16Norm`). The feature is ``[1 + crops, 3, height,
 width]`` with geometry ``Tiles(1 + crops)`` and size ``(width, height)``, planned from the
-decoded size alone
-(``mm_plan_item``); positions are 1-D. Everything that depends only on the spec (the norm, the
+decoded size alone (``mm_plan_item``); positions are 1-D. Everything that depends only on the spec (the norm, the
 expansion cores of every crop count, decode options) is built with the pipeline, so the
 per-item path allocates just the resized images and the feature.
 """
