@@ -17,7 +17,7 @@ import numpy as np
 from .. import par
 from ..errors import InternalError, SpecError
 from . import native
-from .norm import ChannelNorm, NativeProgram, _channel_params, native_program
+from .norm import ChannelNorm, NativeProgram, _channel_params, native_program, run_native_program
 
 _NAN_BITS = np.uint16(0x7FC0)
 
@@ -59,16 +59,10 @@ class Bf16Norm:
         it is in use (one pass of float32 arithmetic: 1.7 -> 1.0 ms for 896x896), else the
         table (:func:`apply_bf16_lut`); the same bits (the table too where ``out`` is a window
         of larger planes: the kernel writes whole ones)."""
-        program = self.native_steps if native.use_native() and out.flags.c_contiguous else None
-        if program is None:
+        if self.native_steps is not None and native.use_native() and out.flags.c_contiguous:
+            run_native_program(self.native_steps, rgb, out, True)
+        else:
             apply_bf16_lut(self.lut, rgb, out)
-            return
-        height, width = rgb.shape[:2]
-
-        def run(a: int, b: int) -> None:
-            native.norm_chw(rgb, *program, out, True, a, b)
-
-        par.for_chunks(run, height, par.rows_per_worker(height, height * width))
 
 
 def _frozen(a: np.ndarray) -> np.ndarray:

@@ -103,6 +103,16 @@ def native_program(steps: Sequence[Step] | None, want: np.ndarray, bf16: bool) -
     return ops, consts
 
 
+def run_native_program(program: NativeProgram, rgb: np.ndarray, out: np.ndarray, bf16: bool) -> None:
+    """``program`` on HWC uint8 ``rgb`` into the dense planes ``out``, a band of rows per task."""
+    height, width = rgb.shape[:2]
+
+    def run(a: int, b: int) -> None:
+        native.norm_chw(rgb, *program, out, bf16, a, b)
+
+    par.for_chunks(run, height, par.rows_per_worker(height, height * width))
+
+
 def _table(lut: Any) -> np.ndarray:
     if not isinstance(lut, np.ndarray) or lut.dtype != np.float32 or lut.shape != (3, 256):
         raise InternalError(f"normalize table must be float32 [3, 256], got {getattr(lut, 'shape', type(lut))}")
@@ -142,13 +152,12 @@ class ChannelNorm:
         native program when it is in use (one pass over the pixels instead of numpy's three
         per channel: 1.6 -> 0.8 ms for 896x896), else numpy's; the same bits. The native
         kernel writes whole planes: an ``out`` that is a window of larger ones goes to numpy."""
+        if self.native_steps is not None and native.use_native() and out.flags.c_contiguous:
+            run_native_program(self.native_steps, rgb, out, False)
+            return
         height, width = rgb.shape[:2]
-        program = self.native_steps if native.use_native() and out.flags.c_contiguous else None
 
         def run(a: int, b: int) -> None:
-            if program is not None:
-                native.norm_chw(rgb, *program, out, False, a, b)
-                return
             for c in range(3):
                 self.apply(c, rgb[a:b, :, c], out[c, a:b])
 

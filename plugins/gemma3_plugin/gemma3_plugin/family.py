@@ -8,9 +8,9 @@ normalized into one float32 CHW plane per channel through the
 ``pixels="bf16"``, those values rounded to bfloat16 as ``tensor.to(torch.bfloat16)`` rounds
 them: :class:`~mm_framework.kernels.Bf16Norm`). The feature is ``[1 + crops, 3, height,
 width]`` with geometry ``Tiles(1 + crops)`` and size ``(width, height)``, planned from the
-decoded size alone (``mm_plan_item``); positions are 1-D. Everything that depends only on the spec (the norm, the
-expansion cores of every crop count, decode options) is built with the pipeline, so the
-per-item path allocates just the resized images and the feature.
+decoded size alone (``mm_plan_item``); positions are 1-D. Everything that depends only on
+the spec (the norm, the expansion cores of every crop count, decode options) is built with
+the pipeline, so the per-item path allocates just the resized images and the feature.
 """
 
 from __future__ import annotations
@@ -27,8 +27,6 @@ from .expansion import build_core, build_cores, layout
 from .pan_and_scan import Box, crop_boxes
 from .spec import parse_spec
 
-# The feature's array dtype per pixels mode (bf16 travels as its uint16 bits).
-_DTYPES = {"f32": np.dtype(np.float32), "bf16": np.dtype(np.uint16)}
 # The processor options a request may set per item (Gemma3Processor's images kwargs), each the
 # spec field of the same name.
 # The Gemma 3 tokenizer's boi, image and eoi tokens (Gemma3Processor reads them from it).
@@ -121,7 +119,7 @@ class Gemma3Family:
         s = self.spec
         rgb, source = media.rgb, mmp.take_source(media)
         boxes = self.crops(media.width, media.height)
-        feature = np.empty((1 + len(boxes), 3, s.height, s.width), dtype=_DTYPES[s.pixels])
+        feature = np.empty((1 + len(boxes), 3, s.height, s.width), dtype=kernels.patch_dtype(self._writer))
         self._writer.apply_image(self.resized(rgb, source), feature[0])
         for k, (x0, y0, x1, y1) in enumerate(boxes, start=1):
             if x1 <= x0 or y1 <= y0:
@@ -168,8 +166,8 @@ class Gemma3Family:
         of the expanded prompt (docs/families/gemma3.md §4); it is per token, not per item.
         """
         s = self.spec
-        return {"pixel_values": mmp.joined([it.feature.array for it in items],
-                                           np.zeros((0, 3, s.height, s.width), dtype=_DTYPES[s.pixels]))}
+        empty = np.zeros((0, 3, s.height, s.width), dtype=kernels.patch_dtype(self._writer))
+        return {"pixel_values": mmp.joined([it.feature.array for it in items], empty)}
 
     @mmp.hookimpl
     def mm_hf_image_outputs(self, items: Sequence[mmp.OutputItem]) -> dict[str, np.ndarray]:

@@ -167,13 +167,9 @@ class InternVlFamily:
         canvas = resize_rgb(media.rgb, grid.cols * size, grid.rows * size, self._resample, source=source)
         for b in range(grid.blocks):
             y0, x0 = (b // grid.cols) * size, (b % grid.cols) * size
-            self._normalize_tile(canvas[y0 : y0 + size, x0 : x0 + size], feature[b])
+            self._norm.apply_image(canvas[y0 : y0 + size, x0 : x0 + size], feature[b])
         if grid.thumbnail:
-            self._normalize_tile(resize_rgb(media.rgb, size, size, self._resample, source=source), feature[-1])
-
-    def _normalize_tile(self, rgb: np.ndarray, out: np.ndarray) -> None:
-        for c in range(3):
-            self._norm.apply(c, rgb[:, :, c], out[c])
+            self._norm.apply_image(resize_rgb(media.rgb, size, size, self._resample, source=source), feature[-1])
 
     def _canvas(self, grid: TileGrid) -> tuple[int, int]:
         """``(width, height)`` the image is resized to before it is cut into tiles."""

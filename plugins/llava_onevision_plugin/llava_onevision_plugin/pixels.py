@@ -47,12 +47,6 @@ def base_image(rgb: np.ndarray, size: int, resample: str, source: Image.Image | 
     return resize_rgb(rgb, size, size, resample, source=source)
 
 
-def _normalize_into(out: np.ndarray, patch: np.ndarray, norm: ChannelNorm) -> None:
-    """``out[c] = norm_c(patch[..., c])``: ``out`` is one ``[3, S, S]`` f32 slot."""
-    for c in range(3):
-        norm.apply(c, patch[..., c], out[c])
-
-
 def patch_stack(base: np.ndarray, padded: np.ndarray, plan: AnyresPlan, size: int, norm: ChannelNorm) -> np.ndarray:
     """``[base] + crops`` (row-major over the canvas), normalized, as ``[P, 3, S, S]`` f32."""
     out = np.empty((plan.patches, 3, size, size), dtype=np.float32)
@@ -65,7 +59,7 @@ def patch_stack(base: np.ndarray, padded: np.ndarray, plan: AnyresPlan, size: in
             else:
                 y, x = divmod(p - 1, cols)
                 patch = padded[y * size : (y + 1) * size, x * size : (x + 1) * size]
-            _normalize_into(out[p], patch, norm)
+            norm.apply_image(patch, out[p])
 
     for_chunks(band, plan.patches, rows_per_worker(plan.patches, plan.patches * size * size))
     return out
